@@ -1,0 +1,1 @@
+"""Checkers: the protocol, composition, the Spark session, the checks and linearizability."""

@@ -1,0 +1,1 @@
+"""Reports of a run: Allure attachments, plots and the static HTML summary."""

@@ -1,0 +1,6 @@
+"""The built-in plugin: registers plugins/' faults, workloads, clients and checks.
+
+It is loaded through the `chaoskit` entry-point group (name `builtin`), exactly as
+a third-party plugin is. It gains a `chaoskit_add_<kind>` hookimpl as each pack lands.
+"""
+from __future__ import annotations

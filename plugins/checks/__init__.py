@@ -1,0 +1,1 @@
+"""Built-in checks registered with the plugin manager."""

@@ -1,0 +1,1 @@
+"""Built-in fault packs: partitions, process faults, zombies, unclean elections, stale metadata, link toxics."""

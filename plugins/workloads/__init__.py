@@ -1,0 +1,1 @@
+"""Built-in workloads: seeded generators of client operations."""
