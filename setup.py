@@ -11,5 +11,5 @@ plugins = ["chaoskit_plugins" + name[len("plugins"):] for name in find_packages(
 setup(
     packages=core + plugins,
     package_dir={"chaoskit": "chaoskit", "chaoskit_plugins": "plugins"},
-    package_data={"chaoskit": ["py.typed"]},
+    package_data={"chaoskit": ["py.typed"], "chaoskit.protocol.schemas": ["*.json"]},
 )

@@ -13,6 +13,8 @@ import sys
 
 COMMANDS: tuple[str, ...] = (
     "chaoskit.cli_plugins:register",
+    "chaoskit.proxy.cli:register",
+    "chaoskit.cluster.cli:register",
 )
 
 

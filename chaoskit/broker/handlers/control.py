@@ -1,0 +1,61 @@
+"""The controller's requests (docs/internals.md §3): LeaderAndIsr, UpdateMetadata, StopReplica.
+
+Each carries the controller's epoch; one lower than the highest this broker has seen comes from a
+deposed controller and is answered STALE_CONTROLLER_EPOCH with nothing applied.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from chaoskit.broker.handlers import handles
+from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.internal import (LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA, LeaderAndIsrResponse,
+                                        StopReplicaResponse, UpdateMetadataResponse)
+
+log = logging.getLogger("chaoskit.broker.control")
+
+
+def _fenced(broker: Any, request: Any, what: str) -> bool:
+    """True (and logged) when the request comes from a controller older than one we have heard from."""
+    if request.controller_epoch < broker.controller_epoch:
+        log.warning("%s from controller %d at epoch %d refused: epoch %d has been seen", what,
+                    request.controller_id, request.controller_epoch, broker.controller_epoch)
+        return True
+    broker.controller_epoch = request.controller_epoch
+    return False
+
+
+def _per_topic(errors: dict[tuple[str, int], int], topic_cls: Any, part_cls: Any) -> list[Any]:
+    by_topic: dict[str, list[Any]] = {}
+    for (topic, index), code in errors.items():
+        by_topic.setdefault(topic, []).append(part_cls(partition_index=index, error_code=code))
+    return [topic_cls(topic_name=t, partition_errors=parts) for t, parts in by_topic.items()]
+
+
+@handles(LEADER_AND_ISR)
+async def leader_and_isr(broker: Any, header: Any, request: Any) -> Any:
+    if _fenced(broker, request, "LeaderAndIsr"):
+        return LeaderAndIsrResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH, topics=[])
+    errors = await broker.replicas.leader_and_isr(request)
+    return LeaderAndIsrResponse(error_code=ErrorCode.NONE, topics=_per_topic(
+        errors, LeaderAndIsrResponse.LeaderAndIsrTopicError,
+        LeaderAndIsrResponse.LeaderAndIsrTopicError.LeaderAndIsrPartitionError))
+
+
+@handles(UPDATE_METADATA)
+async def update_metadata(broker: Any, header: Any, request: Any) -> Any:
+    if _fenced(broker, request, "UpdateMetadata"):
+        return UpdateMetadataResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH)
+    broker.cache.apply(request)
+    return UpdateMetadataResponse(error_code=ErrorCode.NONE)
+
+
+@handles(STOP_REPLICA)
+async def stop_replica(broker: Any, header: Any, request: Any) -> Any:
+    if _fenced(broker, request, "StopReplica"):
+        return StopReplicaResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH, topics=[])
+    errors = broker.replicas.stop_replica(request)
+    return StopReplicaResponse(error_code=ErrorCode.NONE, topics=_per_topic(
+        errors, StopReplicaResponse.StopReplicaTopicError,
+        StopReplicaResponse.StopReplicaTopicError.StopReplicaPartitionError))

@@ -1,0 +1,91 @@
+"""Fetch: consumers (replica_id -1) read up to the high watermark, followers (replica_id >= 0) up
+to the log end; a follower's fetch offset is its log end, which moves the leader's view of it
+(high watermark, ISR expansion). The request long-polls until min_bytes are there or max_wait_ms
+passes. With leader.epoch.fencing.enable a current_leader_epoch >= 0 is checked (KIP-320).
+We answer with session id 0, so clients never open incremental fetch sessions.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kafka.protocol.consumer import FetchResponse
+
+from chaoskit.broker.handlers import handles
+from chaoskit.broker.partition import Partition
+from chaoskit.broker.waiting import wait_any
+from chaoskit.protocol.errors import ErrorCode, KafkaError
+
+TopicData = FetchResponse.FetchableTopicResponse
+PartData = FetchResponse.FetchableTopicResponse.PartitionData
+
+
+def _serving(broker: Any, topic: str, fp: Any, replica_id: int) -> Partition:
+    """The partition, if this broker may answer this fetch for it; KafkaError otherwise."""
+    p = broker.replicas.partition(topic, fp.partition)
+    if p is None:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{fp.partition} is not here")
+    p.check_leader_epoch(fp.current_leader_epoch, broker.config.leader_epoch_fencing_enable)
+    p.require_leader()
+    if replica_id >= 0 and replica_id not in p.replicas:
+        raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{p}: broker {replica_id} is not a replica")
+    return p
+
+
+def _read(p: Partition | None, fp: Any, follower: bool, budget: int, first: bool) -> tuple[int, bytes]:
+    """(error code, records) for one partition of the request."""
+    if p is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, b""
+    if not p.is_leader:  # leadership moved while the request waited
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER, b""
+    if budget <= 0 and not first:
+        return ErrorCode.NONE, b""
+    up_to = p.log_end_offset if follower else p.high_watermark
+    limit = min(fp.partition_max_bytes, budget) if not first else fp.partition_max_bytes
+    try:
+        return ErrorCode.NONE, p.read(fp.fetch_offset, max(limit, 1), up_to)
+    except KafkaError as e:
+        return e.code, b""
+
+
+@handles(1)
+async def fetch(broker: Any, header: Any, request: Any) -> Any:
+    replica_id = request.replica_id
+    follower = replica_id >= 0
+    deadline = time.monotonic() + max(request.max_wait_ms, 0) / 1000
+    entries: list[tuple[str, Any, Partition | None, int]] = []  # (topic, request partition, partition, error)
+    for topic in request.topics:
+        for fp in topic.partitions:
+            try:
+                p = _serving(broker, topic.topic, fp, replica_id)
+                if follower and p.log_start_offset <= fp.fetch_offset <= p.log_end_offset:
+                    # a fetch offset outside our log (a diverged follower) tells us nothing
+                    broker.replicas.record_follower_fetch(p, replica_id, fp.fetch_offset)
+                entries.append((topic.topic, fp, p, ErrorCode.NONE))
+            except KafkaError as e:
+                entries.append((topic.topic, fp, None, e.code))
+    while True:
+        budget = request.max_bytes
+        results = []
+        for topic_name, fp, p, code in entries:
+            if code == ErrorCode.NONE:
+                code, records = _read(p, fp, follower, budget, first=budget == request.max_bytes)
+                budget -= len(records)
+            else:
+                records = b""
+            results.append((topic_name, fp, p, code, records))
+        size = sum(len(r[4]) for r in results)
+        errors = any(r[3] != ErrorCode.NONE for r in results)
+        left = deadline - time.monotonic()
+        if size >= max(request.min_bytes, 1) or errors or left <= 0 or not entries:
+            break
+        await wait_any([p.changed for _t, _fp, p, _c in entries if p is not None], left)
+    by_topic: dict[str, list[Any]] = {}
+    for topic_name, fp, p, code, records in results:
+        hw = p.high_watermark if p is not None else -1
+        by_topic.setdefault(topic_name, []).append(PartData(
+            partition_index=fp.partition, error_code=code, high_watermark=hw, last_stable_offset=hw,
+            log_start_offset=p.log_start_offset if p is not None else -1, aborted_transactions=None,
+            preferred_read_replica=-1, records=records))
+    return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=[
+        TopicData(topic=t, partitions=parts) for t, parts in by_topic.items()])

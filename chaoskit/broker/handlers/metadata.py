@@ -1,0 +1,57 @@
+"""ApiVersions and Metadata, answered from the registry and the metadata cache."""
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.metadata import MetadataResponse
+
+from chaoskit.broker.handlers import handles
+from chaoskit.broker.metadata_cache import MetadataCache
+from chaoskit.broker.topic_admin import INTERNAL_TOPICS, auto_create
+from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.registry import api_versions_response
+
+CLUSTER_ID = "chaoskit"
+Topic = MetadataResponse.MetadataResponseTopic
+Part = MetadataResponse.MetadataResponseTopic.MetadataResponsePartition
+
+
+@handles(18)
+async def api_versions(broker: Any, header: Any, request: Any) -> Any:
+    return api_versions_response()
+
+
+def topic_metadata(cache: MetadataCache, name: str) -> Any:
+    parts = cache.topics.get(name)
+    if parts is None:
+        return Topic(name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, partitions=[])
+    out = []
+    for index, info in sorted(parts.items()):
+        leader_live = info.leader in cache.brokers
+        out.append(Part(error_code=ErrorCode.NONE if leader_live else ErrorCode.LEADER_NOT_AVAILABLE,
+                        partition_index=index, leader_id=info.leader if leader_live else -1,
+                        leader_epoch=info.leader_epoch, replica_nodes=list(info.replicas),
+                        isr_nodes=list(info.isr), offline_replicas=list(info.offline_replicas)))
+    return Topic(name=name, error_code=ErrorCode.NONE, is_internal=name in INTERNAL_TOPICS, partitions=out)
+
+
+@handles(3)
+async def metadata(broker: Any, header: Any, request: Any) -> Any:
+    cache: MetadataCache = broker.cache
+    version = header.request_api_version
+    wanted = request.topics
+    if wanted is None or (version == 0 and not wanted):
+        names = sorted(cache.topics)
+    else:
+        names = [t.name for t in wanted if t.name is not None]
+    topics = []
+    for name in names:
+        if name not in cache.topics and request.allow_auto_topic_creation and broker.config.auto_create_topics_enable:
+            code = await auto_create(broker, name)
+            topics.append(Topic(name=name, error_code=code, partitions=[]))
+        else:
+            topics.append(topic_metadata(cache, name))
+    brokers = [MetadataResponse.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+               for b in sorted(cache.brokers.values(), key=lambda b: b.broker_id)]
+    return MetadataResponse(throttle_time_ms=0, brokers=brokers, cluster_id=CLUSTER_ID,
+                            controller_id=cache.controller_id(), topics=topics)

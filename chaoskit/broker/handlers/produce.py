@@ -1,0 +1,90 @@
+"""Produce (acks 0, 1 and all) and InitProducerId.
+
+acks=all refuses up front when the ISR is smaller than min.insync.replicas (NOT_ENOUGH_REPLICAS),
+then waits for the high watermark to pass the appended batches within the request's timeout.
+Batches are validated (CRC32C, magic 2) before anything is written: CORRUPT_MESSAGE otherwise.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from kafka.protocol.producer import InitProducerIdResponse, ProduceResponse
+
+from chaoskit.broker.handlers import handles
+from chaoskit.broker.log.partition_log import InvalidAppend
+from chaoskit.broker.zk import ZkUnavailable
+from chaoskit.protocol.errors import ErrorCode, KafkaError
+from chaoskit.protocol.records import InvalidBatch
+
+log = logging.getLogger("chaoskit.broker.produce")
+
+TopicResponse = ProduceResponse.TopicProduceResponse
+PartResponse = ProduceResponse.TopicProduceResponse.PartitionProduceResponse
+
+
+def _append(broker: Any, topic: str, index: int, records: bytes | None, acks: int) -> tuple[int, int, Any]:
+    """(first offset, last offset, partition) of an append as leader; KafkaError on refusal."""
+    p = broker.replicas.leader(topic, index)
+    if acks == -1:
+        needed = broker.replicas.min_insync_replicas(topic)
+        if len(p.isr) < needed:
+            raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
+                             f"{p}: ISR {sorted(p.isr)} is smaller than min.insync.replicas={needed}")
+    try:
+        first, last = p.append_as_leader(records or b"")
+    except (InvalidBatch, InvalidAppend) as e:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{p}: {e}") from e
+    return first, last, p
+
+
+@handles(0)
+async def produce(broker: Any, header: Any, request: Any) -> Any:
+    acks = request.acks
+    results: dict[tuple[str, int], Any] = {}
+    waits: dict[tuple[str, int], Any] = {}
+    for topic in request.topic_data:
+        for part in topic.partition_data:
+            key = (topic.name, part.index)
+            result = results[key] = PartResponse(index=part.index, error_code=ErrorCode.NONE, base_offset=-1,
+                                                 log_append_time_ms=-1, log_start_offset=-1, record_errors=[])
+            try:
+                if acks not in (0, 1, -1):
+                    raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}: use 0, 1 or -1 (all)")
+                first, last, p = _append(broker, topic.name, part.index, part.records, acks)
+                result.base_offset, result.log_start_offset = first, p.log_start_offset
+                if acks == -1:
+                    waits[key] = broker.replicas.wait_replicated(p, last + 1, request.timeout_ms / 1000)
+            except KafkaError as e:
+                result.error_code, result.error_message = e.code, e.message
+                log.debug("produce to %s-%d: %s", topic.name, part.index, e)
+    if waits:
+        codes = await asyncio.gather(*waits.values())
+        for key, code in zip(waits, codes):
+            results[key].error_code = code
+    if acks == 0:
+        return None
+    by_topic: dict[str, list[Any]] = {}
+    for (topic_name, _index), r in results.items():
+        by_topic.setdefault(topic_name, []).append(r)
+    return ProduceResponse(throttle_time_ms=0, responses=[
+        TopicResponse(name=t, partition_responses=parts) for t, parts in by_topic.items()])
+
+
+@handles(22)
+async def init_producer_id(broker: Any, header: Any, request: Any) -> Any:
+    if request.transactional_id is not None:
+        log.info("InitProducerId for transactional id %r refused: transactions are not supported",
+                 request.transactional_id)
+        return InitProducerIdResponse(throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST, producer_id=-1,
+                                      producer_epoch=-1)
+    try:
+        pid = await broker.producer_ids.next_id()
+    except ZkUnavailable as e:
+        # retriable, and unlike COORDINATOR_NOT_AVAILABLE it does not send an idempotent producer
+        # looking for a transaction coordinator
+        log.warning("InitProducerId: %s", e)
+        return InitProducerIdResponse(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                                      producer_id=-1, producer_epoch=-1)
+    return InitProducerIdResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, producer_id=pid, producer_epoch=0)

@@ -1,0 +1,86 @@
+"""`chaoskit cluster up`: run a local cluster in the foreground until SIGINT or SIGTERM.
+
+Once every node is ready it prints one JSON object (run id, bootstrap servers, ZooKeeper address,
+every node with its id, role, pid, ports and log) on one line to stdout, and to --json-file if
+given. Ctrl-C or SIGTERM stops the nodes in reverse order; if this process is killed outright,
+the run's reaper kills the nodes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from chaoskit.cluster.spec import PROFILES, ClusterSpec
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too small; at least 1")
+    return value
+
+
+def register(sub: Any) -> None:
+    cluster = sub.add_parser("cluster", help="run a local cluster (ZooKeeper, controllers, brokers)")
+    actions = cluster.add_subparsers(dest="cluster_command", metavar="ACTION", required=True)
+    up = actions.add_parser("up", help="start a cluster in the foreground; Ctrl-C stops it",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    up.add_argument("--brokers", type=_positive, default=3, help="brokers (default 3)")
+    up.add_argument("--controllers", type=_positive, default=1, help="controllers (default 1)")
+    up.add_argument("--zookeepers", type=_positive, default=1, help="ZooKeeper nodes, odd (default 1)")
+    up.add_argument("--profile", choices=PROFILES, default="patched",
+                    help="patched: every proposal on; unpatched: Kafka before them (default patched)")
+    up.add_argument("--json-file", type=Path, help="also write the cluster's JSON description here")
+    up.add_argument("--run-dir", type=Path, help="where logs and data go (default reports/runs/<run id>)")
+    up.set_defaults(func=cluster_up)
+
+
+def cluster_up(args: argparse.Namespace) -> int:
+    from chaoskit.cli import UsageError
+    from chaoskit.cluster.local import LocalCluster
+
+    try:
+        spec = ClusterSpec(brokers=args.brokers, controllers=args.controllers, zookeepers=args.zookeepers,
+                           profile=args.profile, run_dir=args.run_dir)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if not stop.is_set():
+            stop.set()
+            raise KeyboardInterrupt  # interrupts a start in progress as well as the wait
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    cluster = LocalCluster(spec)
+    try:
+        cluster.start()
+        description = json.dumps(cluster.describe())
+        if args.json_file is not None:
+            args.json_file.parent.mkdir(parents=True, exist_ok=True)
+            args.json_file.write_text(description + "\n")
+        print(description, flush=True)
+        print(f"cluster {spec.run_id} is up: bootstrap {cluster.bootstrap_servers}; Ctrl-C stops it",
+              file=sys.stderr, flush=True)
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    except Exception as e:  # a node that did not come up: say which and why, with its log tail
+        print(f"chaoskit cluster up: {e}", file=sys.stderr)
+        return 1
+    finally:
+        for s in previous:
+            signal.signal(s, signal.SIG_IGN)  # let the teardown finish
+        print(f"stopping cluster {spec.run_id}", file=sys.stderr, flush=True)
+        cluster.stop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return 0

@@ -1,0 +1,78 @@
+"""ControllerConfig: the controller's JSON config file (docs/internals.md §1), validated key by key.
+
+The value parsers are the broker's (chaoskit.broker.config), so both processes accept and refuse
+exactly the same spellings; an unknown key or a bad value raises ConfigError naming the key.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from chaoskit.broker.config import REQUIRED, ConfigError, _bool, _int, _peers, _zk_connect
+
+_MAX_MS = 2**31 - 1
+
+SPEC: dict[str, tuple[str, Callable[[str, Any], Any], Any]] = {
+    "controller.id": ("controller_id", _int(0), REQUIRED),
+    "zookeeper.connect": ("zookeeper_connect", _zk_connect, REQUIRED),
+    "zookeeper.session.timeout.ms": ("zookeeper_session_timeout_ms", _int(1000, _MAX_MS), 6000),
+    "broker.addresses": ("broker_addresses", _peers, {}),
+    "controller.request.timeout.ms": ("request_timeout_ms", _int(1, _MAX_MS), 5000),
+    "unclean.leader.election.enable": ("unclean_leader_election_enable", _bool, False),
+    "ordered.delivery.enable": ("ordered_delivery_enable", _bool, True),
+    "delete.topic.partition.enable": ("delete_topic_partition_enable", _bool, True),
+    "delete.topic.partition.interval.delay.ms": ("delete_topic_partition_interval_delay_ms", _int(0, _MAX_MS), 60000),
+    "controller.unstable.allow.internal.coordinator.partition.increase":
+        ("allow_internal_partition_increase", _bool, False),
+}
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    controller_id: int
+    zookeeper_connect: str
+    zookeeper_session_timeout_ms: int = 6000
+    broker_addresses: dict[int, tuple[str, int]] = field(default_factory=dict)
+    request_timeout_ms: int = 5000
+    unclean_leader_election_enable: bool = False
+    ordered_delivery_enable: bool = True
+    delete_topic_partition_enable: bool = True
+    delete_topic_partition_interval_delay_ms: int = 60000
+    allow_internal_partition_increase: bool = False
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> ControllerConfig:
+        if not isinstance(raw, dict):
+            raise ConfigError(f"the config must be a JSON object of Kafka-style keys, got {type(raw).__name__}")
+        unknown = sorted(set(raw) - set(SPEC))
+        if unknown:
+            raise ConfigError(f"unknown key(s) {', '.join(map(repr, unknown))}; "
+                              f"allowed keys: {', '.join(sorted(SPEC))}")
+        values: dict[str, Any] = {}
+        for key, (attr, parse, default) in SPEC.items():
+            if raw.get(key) is not None:
+                values[attr] = parse(key, raw[key])
+            elif default is REQUIRED:
+                raise ConfigError(f"{key} is required (see docs/internals.md §1)")
+            else:
+                values[attr] = default
+        return cls(**values)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ControllerConfig:
+        try:
+            raw = json.loads(Path(path).read_text())
+        except OSError as e:
+            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
+        try:
+            return cls.from_dict(raw)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from e
+
+    def broker_address(self, broker_id: int, registered: tuple[str, int]) -> tuple[str, int]:
+        """How this controller reaches a broker: its broker.addresses entry, else the registered listener."""
+        return self.broker_addresses.get(broker_id, registered)

@@ -1,0 +1,52 @@
+"""KIP-320 on the leader: current_leader_epoch in Fetch, ListOffsets and OffsetForLeaderEpoch is
+checked with leader.epoch.fencing.enable and ignored without it; a deposed controller's requests
+are refused with STALE_CONTROLLER_EPOCH."""
+from __future__ import annotations
+
+import pytest
+
+from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.records import build_batch
+
+FENCED, UNKNOWN, NONE = ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.NONE
+
+
+@pytest.mark.parametrize("fencing", [True, False], ids=["patched", "unpatched"])
+def test_leader_checks_the_requests_leader_epoch(start_brokers, wire, fencing):
+    controller, brokers = start_brokers(1, **{"leader.epoch.fencing.enable": fencing})
+    controller.create_topic("fenced", {0: [1]})
+    with brokers[1].client() as c:
+        wire.produce(c, "fenced", 0, build_batch([(None, b"at epoch 0")]))
+    assert controller.elect("fenced", 0, leader=1, replicas=[1], isr=[1]) == 1
+    with brokers[1].client() as c:
+        wire.produce(c, "fenced", 0, build_batch([(None, b"at epoch 1")]))
+        codes = {epoch: (wire.fetch(c, "fenced", 0, 0, current_leader_epoch=epoch).error_code,
+                         wire.list_offset(c, "fenced", 0, -1, current_leader_epoch=epoch).error_code,
+                         wire.epoch_end(c, "fenced", 0, 0, current_leader_epoch=epoch).error_code)
+                 for epoch in (-1, 0, 1, 2)}
+        # whatever the check, the answer for epoch 0 says where epoch 0 ended
+        assert wire.epoch_end(c, "fenced", 0, 0).end_offset == 1
+        assert wire.list_offset(c, "fenced", 0, -2).leader_epoch == 0
+    assert codes[-1] == (NONE,) * 3 and codes[1] == (NONE,) * 3
+    if fencing:
+        assert codes[0] == (FENCED,) * 3
+        assert codes[2] == (UNKNOWN,) * 3
+    else:
+        assert codes[0] == (NONE,) * 3 and codes[2] == (NONE,) * 3
+
+
+def test_requests_from_a_deposed_controller_change_nothing(start_brokers, wire):
+    controller, brokers = start_brokers(1)
+    controller.epoch = 5
+    controller.create_topic("ctl", {0: [1]})
+    controller.states[("ctl", 0)].update(leader=-1, leader_epoch=9)
+    stale = controller.leader_and_isr(1, [("ctl", 0)], epoch=4)
+    assert stale.error_code == ErrorCode.STALE_CONTROLLER_EPOCH
+    assert controller.update_metadata([1], epoch=4)[0].error_code == ErrorCode.STALE_CONTROLLER_EPOCH
+    with brokers[1].client() as c:  # still the leader at epoch 0
+        assert wire.produce(c, "ctl", 0, build_batch([(None, b"x")])).error_code == NONE
+        assert wire.list_offset(c, "ctl", 0, -1, current_leader_epoch=0).error_code == NONE
+    answer = controller.leader_and_isr(1, [("ctl", 0)], epoch=6)  # a newer controller is obeyed
+    assert answer.error_code == NONE
+    with brokers[1].client() as c:
+        assert wire.produce(c, "ctl", 0, build_batch([(None, b"y")])).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER

@@ -1,0 +1,55 @@
+"""Fixtures for the end-to-end tests: real local clusters (ZooKeeper, controllers, brokers as
+processes) with short timeouts so failures are detected in seconds, stopped at the end of the
+module even when a test fails."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from chaoskit.cluster.local import LocalCluster
+from chaoskit.cluster.spec import ClusterSpec
+
+# quick failure detection for tests: ZooKeeper sessions of 4 s, ISR shrink after 3 s
+FAST_BROKER = {"zookeeper.session.timeout.ms": 4000, "replica.lag.time.max.ms": 3000,
+               "replica.fetch.wait.max.ms": 200}
+FAST_CONTROLLER = {"zookeeper.session.timeout.ms": 4000, "controller.request.timeout.ms": 2000}
+
+
+@pytest.fixture(scope="module")
+def make_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., LocalCluster]]:
+    """make_cluster(brokers=3, controllers=2, **spec) -> a started LocalCluster, stopped at module end."""
+    started: list[LocalCluster] = []
+
+    def make(brokers: int = 3, controllers: int = 2, broker_config: dict[str, Any] | None = None,
+             **spec: Any) -> LocalCluster:
+        cluster = LocalCluster(ClusterSpec(
+            brokers=brokers, controllers=controllers, run_dir=tmp_path_factory.mktemp("run"),
+            broker_config={**FAST_BROKER, **(broker_config or {})}, controller_config=dict(FAST_CONTROLLER),
+            **spec))
+        started.append(cluster)
+        cluster.start()
+        return cluster
+
+    try:
+        yield make
+    finally:
+        for cluster in reversed(started):
+            cluster.stop()
+
+
+@pytest.fixture
+def restore(request: pytest.FixtureRequest) -> Iterator[Callable[[LocalCluster], None]]:
+    """restore(cluster): after the test, start every stopped node again (keeping its data) and wait
+    until every broker sees every other, so the next test of the module gets a whole cluster."""
+    clusters: list[LocalCluster] = []
+    yield clusters.append
+    for cluster in clusters:
+        for node in [*cluster.controllers.values(), *cluster.brokers.values()]:
+            if node.paused:
+                node.resume()
+            if not node.running:
+                node.start(clean=False)
+        for broker in cluster.brokers.values():
+            cluster.wait_for_metadata(broker, 30)

@@ -1,0 +1,145 @@
+"""KIP-320 end to end: after an unclean election the returning old leader truncates its divergent
+records to the new leader's log (found through OffsetsForLeaderEpoch); a fetch at a stale leader
+epoch is fenced with FENCED_LEADER_EPOCH when fencing is on and served when it is off."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.protocol.consumer import FetchRequest, OffsetForLeaderEpochRequest
+
+from chaoskit.cluster.local import LocalCluster
+from chaoskit.cluster.waiting import wait_for
+from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.records import decode_records, split_batches
+from chaoskit.protocol.wire_client import WireClient
+
+
+def create(cluster: LocalCluster, topic: str, assignment: dict[int, list[int]], config: dict[str, str]) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        admin.create_topics([NewTopic(topic, -1, -1, replica_assignments=assignment, topic_configs=config)])
+    finally:
+        admin.close()
+    cluster.wait_until_replicated(topic)
+
+
+def send(cluster: LocalCluster, topic: str, values: list[bytes], bootstrap: str | None = None) -> list[int]:
+    """acks=all to partition 0; the offsets acknowledged. `bootstrap` avoids a paused broker, which
+    accepts connections but never answers (a client would wait its request timeout on it)."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap or cluster.bootstrap_servers, acks="all", retries=100,
+                             request_timeout_ms=10_000)
+    try:
+        futures = [producer.send(topic, value=v, partition=0) for v in values]
+        producer.flush(60)
+        return [f.get(timeout=60).offset for f in futures]
+    finally:
+        producer.close()
+
+
+def read(cluster: LocalCluster, topic: str) -> list[bytes]:
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    consumer.seek_to_beginning()
+    end = consumer.end_offsets([tp])[tp]
+    out: list[bytes] = []
+    deadline_polls = 200
+    while len(out) < end and deadline_polls:
+        deadline_polls -= 1
+        for records in consumer.poll(timeout_ms=300).values():
+            out.extend(r.value for r in records)
+    consumer.close()
+    return out
+
+
+def epoch_end(broker: Any, topic: str, epoch: int) -> tuple[int, int, int]:
+    """OffsetsForLeaderEpoch v3 to `broker`: (error, leader epoch, end offset) for `epoch`."""
+    t = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
+    request = OffsetForLeaderEpochRequest(replica_id=-1, topics=[t(topic=topic, partitions=[
+        t.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=epoch)])])
+    with WireClient(*broker.address, timeout=10) as client:
+        p = client.request(request, 3).topics[0].partitions[0]
+    return p.error_code, p.leader_epoch, p.end_offset
+
+
+def fetch(broker: Any, topic: str, current_leader_epoch: int) -> Any:
+    """Fetch v11 of partition 0 from offset 0, as a consumer that believes the leader is at that epoch."""
+    part = FetchRequest.FetchTopic.FetchPartition(partition=0, current_leader_epoch=current_leader_epoch,
+                                                  fetch_offset=0, log_start_offset=-1, partition_max_bytes=1 << 20)
+    request = FetchRequest(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 22, isolation_level=0,
+                           session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
+                           topics=[FetchRequest.FetchTopic(topic=topic, partitions=[part])])
+    with WireClient(*broker.address, timeout=10) as client:
+        return client.request(request, 11).responses[0].partitions[0]
+
+
+def values_in(records: bytes | None) -> list[bytes]:
+    return [r.value for batch in split_batches(records or b"") for r in decode_records(batch)]
+
+
+def test_returning_old_leader_truncates_to_the_unclean_leaders_log(make_cluster: Callable[..., LocalCluster]):
+    cluster = make_cluster(brokers=2, controllers=1)
+    topic = "diverge"
+    create(cluster, topic, {0: [1, 2]}, {"unclean.leader.election.enable": "true", "min.insync.replicas": "1"})
+    old, new = cluster.broker(1), cluster.broker(2)
+    assert cluster.partition_state(topic, 0).leader == 1
+    common = [b"common-%d" % i for i in range(10)]
+    assert send(cluster, topic, common) == list(range(10))
+    cluster.wait_until_replicated(topic)
+
+    # broker 2 freezes: it drops out of the ISR (and its session expires) while broker 1 takes more writes
+    new.pause()
+    wait_for(lambda: cluster.partition_state(topic, 0).isr == [1], 30, "broker 2 out of the ISR", old.log_path)
+    wait_for(lambda: 2 not in cluster.view.brokers(), 30, "broker 2's session expiring")
+    divergent = [b"only-on-the-old-leader-%d" % i for i in range(10)]
+    assert send(cluster, topic, divergent, bootstrap="%s:%d" % old.address) == list(range(10, 20))
+
+    # broker 1 dies; broker 2 comes back and is elected although out of sync (unclean)
+    old.kill()
+    before = cluster.partition_state(topic, 0)
+    new.resume()
+    state = wait_for(lambda: (s := cluster.partition_state(topic, 0)) and s.leader == 2 and s, 30,
+                     "the unclean election of broker 2", cluster.active_controller().log_path)
+    assert state.isr == [2] and state.leader_epoch > before.leader_epoch
+    cluster.wait_for_metadata(new, 30)
+    after = [b"after-unclean-%d" % i for i in range(5)]
+    assert send(cluster, topic, after) == list(range(10, 15))
+    # where the new leader's log leaves epoch 0: the point the old leader must truncate to
+    assert epoch_end(new, topic, 0) == (ErrorCode.NONE, 0, 10)
+
+    # the old leader returns as a follower, truncates its divergent suffix and catches up
+    old.start(clean=False)
+    wait_for(lambda: 1 in cluster.partition_state(topic, 0).isr, 30, "broker 1 back in the ISR", old.log_path)
+    new.kill()  # now broker 1 leads again, cleanly (it is in the ISR): its log is what consumers see
+    wait_for(lambda: cluster.partition_state(topic, 0).leader == 1, 30, "broker 1 leading again")
+    cluster.wait_for_metadata(old, 30, expected={1})
+    assert read(cluster, topic) == common + after
+
+
+@pytest.mark.parametrize("profile", ["patched", "unpatched"])
+def test_fetch_at_a_stale_leader_epoch(make_cluster: Callable[..., LocalCluster], profile: str):
+    cluster = make_cluster(brokers=1, controllers=1, profile=profile)
+    topic = f"fence-{profile}"
+    create(cluster, topic, {0: [1]}, {})
+    send(cluster, topic, [b"at epoch 0"])
+    broker = cluster.broker(1)
+    broker.stop()  # its session closes: the partition goes offline (epoch 1), then back (epoch 2)
+    wait_for(lambda: cluster.partition_state(topic, 0).leader == -1, 30, "the partition offline")
+    broker.start(clean=False)
+    wait_for(lambda: cluster.partition_state(topic, 0).leader == 1, 30, "the partition back", broker.log_path)
+    current = cluster.partition_state(topic, 0).leader_epoch
+    assert current == 2
+    cluster.wait_for_metadata(broker, 30)
+    send(cluster, topic, [b"at epoch 2"])
+
+    fresh = fetch(broker, topic, current)
+    assert fresh.error_code == ErrorCode.NONE and values_in(fresh.records) == [b"at epoch 0", b"at epoch 2"]
+    stale = fetch(broker, topic, 0)
+    if profile == "patched":
+        assert stale.error_code == ErrorCode.FENCED_LEADER_EPOCH and not values_in(stale.records)
+    else:
+        assert stale.error_code == ErrorCode.NONE and values_in(stale.records) == [b"at epoch 0", b"at epoch 2"]

@@ -1,0 +1,73 @@
+"""The ZooKeeper codecs: round trips, Kafka's shapes, unknown fields kept, clear errors; and the
+controller config's refusals."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chaoskit.broker.config import ConfigError
+from chaoskit.controller import zk_layout as zl
+from chaoskit.controller.config import ControllerConfig
+
+
+def test_partition_state_round_trip_keeps_fields_of_later_issues():
+    raw = json.dumps({"version": 1, "controller_epoch": 2, "leader": 3, "leader_epoch": 9, "isr": [3, 1],
+                      "partition_epoch": 4, "mode": "ReadOnly", "leaderEpochAfterCreation": 2}).encode()
+    s = zl.PartitionState.decode("t", 0, raw)
+    assert (s.leader, s.leader_epoch, s.isr, s.controller_epoch, s.partition_epoch) == (3, 9, [3, 1], 2, 4)
+    again = json.loads(s.evolve(leader=1).encode())
+    assert again["mode"] == "ReadOnly" and again["leaderEpochAfterCreation"] == 2 and again["leader"] == 1
+
+
+def test_assignment_round_trip_and_extra_fields():
+    raw = b'{"version":2,"partitions":{"1":[2,3],"0":[1,2]},"initial_partition_count":2}'
+    a = zl.TopicAssignment.decode("t", raw)
+    assert a.partitions == {0: [1, 2], 1: [2, 3]} and a.extra == {"initial_partition_count": 2}
+    assert json.loads(a.encode()) == {"version": 2, "partitions": {"0": [1, 2], "1": [2, 3]},
+                                       "initial_partition_count": 2}
+
+
+def test_broker_registration_has_kafka_shape_and_internal_address():
+    reg = zl.BrokerRegistration(4, "127.0.0.1", 9000, ("127.0.0.1", 9100))
+    obj = json.loads(reg.encode())
+    assert obj["endpoints"] == ["PLAINTEXT://127.0.0.1:9000"] and obj["internal"] == "127.0.0.1:9100"
+    assert zl.BrokerRegistration.decode(4, reg.encode()) == reg
+
+
+@pytest.mark.parametrize("path_fn,decode,raw,message", [
+    (lambda: zl.state_path("t", 0), lambda r: zl.PartitionState.decode("t", 0, r), b"{not json",
+     "/brokers/topics/t/partitions/0/state: not JSON"),
+    (lambda: zl.state_path("t", 0), lambda r: zl.PartitionState.decode("t", 0, r), b'{"leader":1}',
+     "missing field(s) leader_epoch, isr, controller_epoch"),
+    (lambda: zl.topic_path("t"), lambda r: zl.TopicAssignment.decode("t", r), b'{"partitions":{"x":[1]}}',
+     "partitions must map"),
+    (lambda: zl.CONTROLLER_EPOCH, zl.decode_epoch, b"abc", "expected a decimal number"),
+])
+def test_bad_znodes_are_named_in_the_error(path_fn, decode, raw, message):
+    with pytest.raises(zl.ZkDataError) as err:
+        decode(raw)
+    assert message in str(err.value) and (path_fn() in str(err.value))
+
+
+def test_config_defaults_and_refusals(tmp_path: Path):
+    cfg = ControllerConfig.from_dict({"controller.id": 1, "zookeeper.connect": "127.0.0.1:2181",
+                                      "broker.addresses": {"2": "127.0.0.1:7000"}})
+    assert cfg.request_timeout_ms == 5000 and not cfg.unclean_leader_election_enable
+    assert cfg.broker_address(2, ("127.0.0.1", 1)) == ("127.0.0.1", 7000)
+    assert cfg.broker_address(3, ("127.0.0.1", 1)) == ("127.0.0.1", 1)
+    with pytest.raises(ConfigError, match="unknown key.*'controler.id'"):
+        ControllerConfig.from_dict({"controler.id": 1, "zookeeper.connect": "h:1"})
+    with pytest.raises(ConfigError, match="controller.id is required"):
+        ControllerConfig.from_dict({"zookeeper.connect": "h:1"})
+    with pytest.raises(ConfigError, match="unclean.leader.election.enable: expected true or false"):
+        ControllerConfig.from_dict({"controller.id": 1, "zookeeper.connect": "h:1",
+                                    "unclean.leader.election.enable": "yes"})
+
+
+def test_the_process_refuses_a_bad_config_with_exit_code_2(controller_cli):
+    code, err = controller_cli({"controller.id": 1, "zookeeper.connect": "127.0.0.1:notaport"})
+    assert code == 2 and "zookeeper.connect" in err and "host:port" in err
+    code, err = controller_cli("{broken")
+    assert code == 2 and "not valid JSON" in err
