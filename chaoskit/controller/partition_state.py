@@ -9,7 +9,9 @@ ZooKeeper before telling any broker. Rules, as ZooKeeper-era Kafka:
   unclean election allowed, the first live replica leads with an ISR of itself; otherwise the
   partition goes offline (leader -1) and keeps its ISR, so its last leader can come back cleanly;
 - every leader change (going offline included) bumps the leader epoch, which fences the old leader;
-- a dead follower leaves the ISR without a leader change.
+- a dead follower leaves the ISR with the same leader at leader epoch + 1 (ZooKeeper-era Kafka's
+  removeReplicasFromIsr went through newLeaderAndIsr, which bumps it): the leader then fences
+  the lost replica's fetches at the old epoch, so a zombie cannot creep back (KIP-320).
 Every written state gets partition_epoch + 1 and the writing controller's epoch.
 """
 from __future__ import annotations
@@ -43,7 +45,8 @@ def next_state(state: PartitionState, replicas: list[int], live: Collection[int]
         isr = [b for b in state.isr if b in live]
         if isr == state.isr:
             return None
-        return Decision(_written(state, controller_epoch, isr=isr), leader_changed=False)
+        return Decision(_written(state, controller_epoch, isr=isr, leader_epoch=state.leader_epoch + 1),
+                        leader_changed=False)
     live_isr = [r for r in replicas if r in state.isr and r in live]
     if live_isr:
         leader = live_isr[0]

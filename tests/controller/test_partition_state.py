@@ -23,10 +23,11 @@ def test_nothing_changes_while_leader_and_isr_are_live():
     assert next_state(state(1, 4, [1, 2]), [1, 2, 3], {1, 2, 3}, False, CE) is None
 
 
-def test_dead_follower_leaves_the_isr_without_a_leader_change():
+def test_dead_follower_leaves_the_isr_at_a_new_epoch_without_a_leader_change():
+    # the bump is what lets the leader fence the lost replica's fetches (KIP-320, KAFKA-6880)
     d = next_state(state(1, 4, [1, 2, 3]), [1, 2, 3], {1, 3}, False, CE)
     assert d is not None and not d.leader_changed
-    assert (d.state.leader, d.state.leader_epoch, d.state.isr) == (1, 4, [1, 3])
+    assert (d.state.leader, d.state.leader_epoch, d.state.isr) == (1, 5, [1, 3])
     assert (d.state.partition_epoch, d.state.controller_epoch) == (4, CE)
 
 
