@@ -95,7 +95,16 @@ async def delete_topics(broker: Any, header: Any, request: Any) -> Any:
     return DeleteTopicsResponse(throttle_time_ms=0, responses=list(results.values()))
 
 
+def _check_guardrail(broker: Any, topic: str) -> None:
+    if topic in COORDINATOR_TOPICS and not broker.cache.allow_internal_partition_increase:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"{topic} is an internal coordinator topic: more partitions would route its keys to "
+                         "other partitions on brokers with older metadata (split brain); set "
+                         "controller.unstable.allow.internal.coordinator.partition.increase=true to allow it")
+
+
 async def _grow(broker: Any, t: Any, validate_only: bool) -> None:
+    _check_guardrail(broker, t.name)
     for _attempt in range(3):  # a concurrent rewrite of the assignment: re-read and retry
         current = await zk_call(broker.zk.assignment, t.name)
         if current is None:
