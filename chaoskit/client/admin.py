@@ -274,13 +274,17 @@ class AdminClient:
         return out
 
     # --- describing ------------------------------------------------------------------------
-    def epoch_maps(self, topic: str, partitions: Iterable[int] | None = None) -> dict[int, EpochMaps]:
-        """PartitionLeaderEpochsForPartitions: each partition's maps (all partitions when None)."""
+    def epoch_maps(self, topic: str, partitions: Iterable[int] | None = None,
+                   missing_ok: bool = False) -> dict[int, EpochMaps]:
+        """PartitionLeaderEpochsForPartitions: each partition's maps (all partitions when None);
+        with missing_ok a partition removed meanwhile is left out instead of raising."""
         wanted = sorted(self.topic(topic).partitions if partitions is None else partitions)
         T = PartitionLeaderEpochsForPartitionsRequest.PartitionLeaderEpochsForPartitionsRequestTopic
         response = self.request(PartitionLeaderEpochsForPartitionsRequest(topics=[T(name=topic, partitions=wanted)]), 0)
         out = {}
         for p in response.topics[0].partitions:
+            if missing_ok and p.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                continue
             _raise(p.error_code, None, f"epoch maps of {topic}-{p.partition_index}")
             out[p.partition_index] = EpochMaps({e.partition: e.leader_epoch for e in p.leader_epoch_after_creation},
                                                {e.partition: e.leader_epoch for e in p.leader_epoch_before_deletion})
@@ -288,7 +292,7 @@ class AdminClient:
 
     def describe(self, topic: str) -> TopicDescription:
         info = self.topic(topic)
-        return TopicDescription(info, self.epoch_maps(topic, info.partitions))
+        return TopicDescription(info, self.epoch_maps(topic, info.partitions, missing_ok=True))
 
 
 def _raise(code: int, message: str | None, what: str) -> None:

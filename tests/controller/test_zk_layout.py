@@ -95,3 +95,13 @@ def test_the_process_refuses_a_bad_config_with_exit_code_2(controller_cli):
     assert code == 2 and "zookeeper.connect" in err and "host:port" in err
     code, err = controller_cli("{broken")
     assert code == 2 and "not valid JSON" in err
+
+
+def test_failpoints_config():
+    base = {"controller.id": 1, "zookeeper.connect": "h:1"}
+    assert ControllerConfig.from_dict(base).failpoints == frozenset()
+    cfg = ControllerConfig.from_dict({**base, "controller.failpoints": "expansion.after-create, bump.after-first"})
+    assert cfg.failpoints == {"expansion.after-create", "bump.after-first"}
+    with pytest.raises(ConfigError, match="unknown failpoint\\(s\\) nowhere; known: bump.after-first"):
+        ControllerConfig.from_dict({**base, "controller.failpoints": "nowhere"})
+    assert not ControllerConfig.from_dict(base).allow_internal_partition_increase  # KAFKA-20029's default
