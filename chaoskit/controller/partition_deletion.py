@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from chaoskit.controller import requests
 from chaoskit.controller.context import TopicPartition
 from chaoskit.controller.topics import EPOCH_DURING_DELETE
+from chaoskit.controller.zk_store import StateConflict
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.extensions import PartitionMode
 
@@ -49,8 +50,10 @@ def on_tick(ctl: Controller) -> None:
             else:
                 _check_drained(ctl, tp)
         elif s.mode == PartitionMode.NONE:
-            ctx.removing.setdefault(tp, set(ctx.assignments[tp[0]].partitions.get(tp[1], [])))
-            send_deletes(ctl, tp)
+            if ctx.removing.setdefault(tp, set(ctx.assignments[tp[0]].partitions.get(tp[1], []))):
+                send_deletes(ctl, tp)
+            else:  # every replica answered; an earlier removal attempt lost a race with a topic znode write
+                remove(ctl, tp)
 
 
 def _check_drained(ctl: Controller, tp: TopicPartition) -> None:
@@ -150,7 +153,14 @@ def remove(ctl: Controller, tp: TopicPartition) -> None:
     topic, p = tp
     a = ctx.assignments[topic]
     rest = a.evolve(partitions={q: r for q, r in a.partitions.items() if q != p})
-    ctx.assignment_versions[topic] = ctl.zk.remove_partition(topic, p, rest, ctx.assignment_versions[topic])
+    try:
+        ctx.assignment_versions[topic] = ctl.zk.remove_partition(topic, p, rest, ctx.assignment_versions[topic])
+    except StateConflict:  # the topic znode moved on (another DeletePartitions): re-read, retry on the next tick
+        log.info("%s-%d: topic znode changed under the removal; retrying", topic, p)
+        pending = ctx.removing.get(tp, set())
+        ctl.reload_topic(topic)
+        ctx.removing[tp] = pending
+        return
     ctx.assignments[topic] = rest
     ctx.forget_partition(tp)
     log.info("%s-%d: removed (partitions now %s)", topic, p, sorted(rest.partitions))

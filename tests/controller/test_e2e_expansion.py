@@ -182,3 +182,13 @@ def test_consumer_group_position_at_the_real_coordinator(cluster: LocalCluster, 
         assert ask([], member="nobody").error_code == ErrorCode.UNKNOWN_MEMBER_ID
     finally:
         consumer.close()
+
+
+def test_topic_config_enable_ordered_delivery_false_skips_the_count_check(cluster: LocalCluster, admin: AdminClient,
+                                                                         kip: Any):
+    admin.create_topic("unordered", 2, 3, config={"enable.ordered.delivery": "false"})
+    cluster.wait_until_replicated("unordered")
+    admin.expand("unordered", 4)
+    kip.wait_consistent(cluster, "unordered")
+    assert kip.produce(cluster, admin, "unordered", 1, [b"x"], undeleted=2).error_code == ErrorCode.NONE
+    assert kip.fetch(cluster, admin, "unordered", 1, undeleted=2).error_code == ErrorCode.NONE
