@@ -283,8 +283,8 @@ class KipTools:
 
     @staticmethod
     def znode(cluster: Any, topic: str) -> zl.TopicAssignment | None:
-        data = cluster.view._get(zl.topic_path(topic))
-        return None if data is None else zl.TopicAssignment.decode(topic, data)
+        got = cluster.view.client.exists(zl.topic_path(topic)) and cluster.view.client.get(zl.topic_path(topic))
+        return zl.TopicAssignment.decode(topic, got[0]) if got else None
 
     @staticmethod
     def state_znodes(cluster: Any, topic: str) -> dict[int, zl.PartitionState]:
