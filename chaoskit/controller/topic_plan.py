@@ -82,10 +82,11 @@ def expansion_epochs(assignment: TopicAssignment, states: States) -> dict[int, i
 
 
 def partitions_to_create(assignment: TopicAssignment, states: States) -> list[int]:
-    """Partitions of an expansion (below U) with no state yet; a new topic's are created as usual."""
+    """Partitions of an expansion with no state yet (a new topic's are created as usual). Those at
+    or above U too: a shrink that came before the expansion was finished marks them next."""
     if not is_expansion(assignment, states):
         return []
-    return sorted(p for p in assignment.partitions if p not in states and p < assignment.undeleted)
+    return sorted(p for p in assignment.partitions if p not in states)
 
 
 def partitions_to_mark(assignment: TopicAssignment, states: States) -> list[int]:

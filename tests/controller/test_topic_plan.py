@@ -59,6 +59,10 @@ def test_a_successor_joins_a_half_created_expansion_and_bumps_only_what_is_left(
     # it created everything and bumped 0 only
     states = {0: st(4), 1: st(5), 2: st(0), 3: st(1), **{p: st(0, after_creation=before) for p in range(4, 8)}}
     assert plan.partitions_to_bump(states) == [1, 2, 3]
+    # a shrink written before the expansion finished: the rest is created, then marked
+    shrunk = topic(8, undeleted=6)
+    half = {**{p: st(e) for p, e in before.items()}, 4: st(0, after_creation=before)}
+    assert plan.partitions_to_create(shrunk, half) == [5, 6, 7]
     # a finished expansion leaves nothing to do, and the next one starts from the new epochs
     done = {0: st(4), 1: st(6), 2: st(1), 3: st(2), **{p: st(0, after_creation=before) for p in range(4, 8)}}
     assert plan.partitions_to_bump(done) == []

@@ -38,6 +38,11 @@ async def _shrink(broker: Any, t: Any, delay_ms: int, validate_only: bool) -> tu
         if current is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {t.name!r} does not exist")
         placed, version = current
+        unfinished = sorted(set(placed.partitions) - set(broker.cache.topics.get(t.name, {})))
+        if unfinished:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                             f"topic {t.name!r} is still being expanded (partitions {unfinished} are not in the "
+                             "metadata yet); retry once they are")
         floor = placed.initial_partition_count or 1
         if not floor <= t.count < placed.undeleted:
             raise KafkaError(ErrorCode.INVALID_PARTITIONS,
