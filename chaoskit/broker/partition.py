@@ -19,6 +19,7 @@ from chaoskit.broker.log.partition_log import LOG_START_CHECKPOINT, PartitionLog
 from chaoskit.broker.producer_state import ProducerStateTable
 from chaoskit.broker.waiting import Signal
 from chaoskit.protocol.errors import ErrorCode, KafkaError
+from chaoskit.protocol.extensions import UNKNOWN_COUNT, PartitionMode
 from chaoskit.protocol.records import BatchHeader, header, iter_batches, split_batches
 
 log = logging.getLogger("chaoskit.broker.partition")
@@ -58,6 +59,9 @@ class Partition:
         self.leader_epoch = NO_EPOCH
         self.partition_epoch = -1
         self.controller_epoch = -1
+        # from the controller's LeaderAndIsr, with the leader epoch: KIP-253's count, KIP-694's mode
+        self.undeleted_partition_count = UNKNOWN_COUNT
+        self.mode = PartitionMode.READ_WRITE
         self.replicas: list[int] = []
         self.isr: set[int] = set()
         self.followers: dict[int, FollowerState] = {}
@@ -131,6 +135,21 @@ class Partition:
     def require_leader(self) -> None:
         if not self.is_leader:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{self}: broker {self.broker_id} is not the leader")
+
+    def check_partition_count(self, count: int) -> None:
+        """KIP-253: a client's undeleted_partition_count must be the one this leader learned with
+        its leader epoch; UNKNOWN_COUNT (a stock client, or not known here) skips the check."""
+        if count != UNKNOWN_COUNT and self.undeleted_partition_count not in (UNKNOWN_COUNT, count):
+            raise KafkaError(ErrorCode.INVALID_PARTITION_METADATA,
+                             f"{self}: undeleted_partition_count {count} is stale, the topic has "
+                             f"{self.undeleted_partition_count} at leader epoch {self.leader_epoch}; refresh metadata")
+
+    def check_writable(self) -> None:
+        """KIP-694: a partition marked for deletion (ReadOnly) or being removed (None) takes no records."""
+        if self.mode != PartitionMode.READ_WRITE:
+            raise KafkaError(ErrorCode.INVALID_PARTITION_METADATA,
+                             f"{self} is {self.mode.label} (marked for deletion): it takes no more records; "
+                             "produce to the topic's undeleted partitions")
 
     # -- appends ------------------------------------------------------------------------------
     def append_as_leader(self, records: bytes) -> tuple[int, int]:

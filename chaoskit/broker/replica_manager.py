@@ -29,6 +29,7 @@ from chaoskit.broker.waiting import wait_for
 from chaoskit.broker.zk import BrokerZk, ZkUnavailable
 from chaoskit.controller.zk_layout import ZkDataError
 from chaoskit.protocol.errors import ErrorCode, KafkaError
+from chaoskit.protocol.extensions import PartitionMode
 
 log = logging.getLogger("chaoskit.broker.replicas")
 
@@ -97,6 +98,11 @@ class ReplicaManager:
         p.require_leader()
         return p
 
+    def checks_partition_count(self, topic: str) -> bool:
+        """KIP-253's count check applies: ordered.delivery.enable and the topic's enable.ordered.delivery."""
+        value = self.topic_configs.get(topic, {}).get("enable.ordered.delivery", "true")
+        return self.config.ordered_delivery_enable and value.strip().lower() != "false"
+
     def min_insync_replicas(self, topic: str) -> int:
         value = self.topic_configs.get(topic, {}).get("min.insync.replicas")
         return int(value) if value and value.isdigit() else self.config.min_insync_replicas
@@ -114,10 +120,10 @@ class ReplicaManager:
         for topic in request.topics:
             for s in topic.partition_states:
                 key = (topic.topic_name, s.partition_index)
-                errors[key] = self._apply_partition_state(topic.topic_name, s)
+                errors[key] = self._apply_partition_state(topic.topic_name, s, topic.undeleted_partition_count)
         return errors
 
-    def _apply_partition_state(self, topic: str, s: Any) -> int:
+    def _apply_partition_state(self, topic: str, s: Any, undeleted: int) -> int:
         if not legal_topic_name(topic) or s.partition_index < 0:
             return ErrorCode.INVALID_TOPIC_EXCEPTION  # never a directory name outside log.dirs
         if self.broker_id not in s.replicas:
@@ -129,6 +135,7 @@ class ReplicaManager:
         was_leader = p.is_leader
         moved = p.apply_state(s.leader, s.leader_epoch, list(s.isr), list(s.replicas),
                               s.partition_epoch, s.controller_epoch)
+        p.undeleted_partition_count, p.mode = undeleted, PartitionMode.of(s.mode)  # with the epoch (KIP-253)
         if p.is_leader:
             self.fetchers.unfollow(p)
             log.info("%s: leader at epoch %d, ISR %s, log end %d", p, p.leader_epoch, sorted(p.isr), p.log_end_offset)

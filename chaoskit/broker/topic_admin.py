@@ -14,11 +14,12 @@ from chaoskit.broker.assignment import PlacementError, place_replicas
 from chaoskit.broker.topic_names import legal_topic_name
 from chaoskit.broker.waiting import wait_for
 from chaoskit.broker.zk import ZkUnavailable
+from chaoskit.controller.topic_plan import COORDINATOR_TOPICS
 from chaoskit.controller.zk_layout import ZkDataError
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 
 OFFSETS_TOPIC = "__consumer_offsets"
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, "__transaction_state"})
+INTERNAL_TOPICS = COORDINATOR_TOPICS  # Kafka's Topic.isInternal; also KAFKA-20029's guarded topics
 
 
 def _is_int(v: str) -> bool:
@@ -119,7 +120,8 @@ async def create_topic(broker: Any, name: str, partitions: int, replication_fact
             assignment = place_replicas(name, live, partitions, replication_factor)
         except PlacementError as e:
             raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, str(e)) from e
-    if not validate_only and not await zk_call(broker.zk.create_topic, name, assignment, checked):
+    if not validate_only and not await zk_call(broker.zk.create_topic, name, assignment, checked,
+                                               broker.config.ordered_delivery_enable):
         raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
     return len(assignment), len(next(iter(assignment.values())))
 

@@ -164,8 +164,10 @@ class BrokerZk:
         """The session is up right now (a call may still time out if the link drops meanwhile)."""
         return bool(self.client.connected)
 
-    def create_topic(self, topic: str, assignment: dict[int, list[int]], config: dict[str, str]) -> bool:
-        """Write the config then the assignment; False when the topic already exists."""
+    def create_topic(self, topic: str, assignment: dict[int, list[int]], config: dict[str, str],
+                     counts: bool = False) -> bool:
+        """Write the config then the assignment (with KIP-253's initial and undeleted counts when
+        `counts`); False when the topic already exists."""
         if self.get(topic_path(topic)) is not None:
             return False
         cfg = encode_topic_config(config)
@@ -174,8 +176,9 @@ class BrokerZk:
         except NodeExistsError:  # left over from a deleted topic
             self._wait(self.client.set_async(topic_config_path(topic), cfg))
         try:
-            self._wait(self.client.create_async(topic_path(topic), TopicAssignment(assignment).encode(),
-                                                makepath=True))
+            n = len(assignment) if counts else None
+            body = TopicAssignment(assignment, initial_partition_count=n, undeleted_partition_count=n).encode()
+            self._wait(self.client.create_async(topic_path(topic), body, makepath=True))
         except NodeExistsError:
             return False
         return True

@@ -29,8 +29,10 @@ PROFILE_CONFIG: dict[str, dict[str, dict[str, Any]]] = {
     },
     "controller": {
         "patched": {"ordered.delivery.enable": True, "delete.topic.partition.enable": True,
+                    "delete.topic.partition.interval.delay.ms": 1000,
                     "controller.unstable.allow.internal.coordinator.partition.increase": False},
         "unpatched": {"ordered.delivery.enable": False, "delete.topic.partition.enable": False,
+                      "delete.topic.partition.interval.delay.ms": 1000,
                       "controller.unstable.allow.internal.coordinator.partition.increase": True},
     },
 }

@@ -37,10 +37,10 @@ class BrokerSender:
         self._thread = threading.Thread(target=self._run, name=f"send-to-broker-{broker_id}", daemon=True)
         self._thread.start()
 
-    def send(self, request: ApiMessage, on_response: OnResponse | None = None) -> None:
+    def send(self, request: ApiMessage, on_response: OnResponse | None = None, version: int = 0) -> None:
         with self._done:
             self._pending += 1
-        self._queue.put((request, on_response))
+        self._queue.put((request, on_response, version))
 
     def stop(self) -> None:
         self._stopped.set()
@@ -60,8 +60,8 @@ class BrokerSender:
                 item = self._queue.get()
                 if item is _STOP:
                     break
-                request, on_response = item
-                response = self._deliver(request)
+                request, on_response, version = item
+                response = self._deliver(request, version)
                 if response is not None and on_response is not None:
                     try:
                         on_response(self.broker_id, response)
@@ -73,11 +73,11 @@ class BrokerSender:
         finally:
             self._client.close()
 
-    def _deliver(self, request: ApiMessage) -> Any | None:
+    def _deliver(self, request: ApiMessage, version: int) -> Any | None:
         name, pause = type(request).__name__, 0.05
         while not self._stopped.is_set():
             try:
-                response = self._client.request(request, version=0)
+                response = self._client.request(request, version=version)
             except WireError as e:
                 log.info("%s to broker %d at %s:%d: %s; retrying in %.2fs", name, self.broker_id,
                          *self.address, e, pause)
@@ -119,13 +119,14 @@ class ControllerChannel:
         with self._lock:
             return sorted(self._senders)
 
-    def send(self, broker_id: int, request: ApiMessage, on_response: OnResponse | None = None) -> None:
+    def send(self, broker_id: int, request: ApiMessage, on_response: OnResponse | None = None,
+             version: int = 0) -> None:
         with self._lock:
             sender = self._senders.get(broker_id)
         if sender is None:
             log.debug("no sender for broker %d (not live); dropping %s", broker_id, type(request).__name__)
             return
-        sender.send(request, on_response)
+        sender.send(request, on_response, version)
 
     def wait_idle(self, timeout: float) -> bool:
         with self._lock:

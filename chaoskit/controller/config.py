@@ -10,9 +10,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from chaoskit.broker.config import REQUIRED, ConfigError, _bool, _int, _peers, _zk_connect
+from chaoskit.broker.config import REQUIRED, ConfigError, _bool, _int, _peers, _zk_connect, parse_spec
+from chaoskit.controller.failpoints import FAILPOINTS
 
 _MAX_MS = 2**31 - 1
+
+
+def _failpoints(key: str, value: Any) -> frozenset[str]:
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"{key}: expected a comma-separated string or a list of names, got {value!r}")
+    chosen = frozenset(n.strip() for n in names if n.strip())
+    unknown = sorted(chosen - set(FAILPOINTS))
+    if unknown:
+        raise ConfigError(f"{key}: unknown failpoint(s) {', '.join(unknown)}; known: {', '.join(sorted(FAILPOINTS))}")
+    return chosen
 
 SPEC: dict[str, tuple[str, Callable[[str, Any], Any], Any]] = {
     "controller.id": ("controller_id", _int(0), REQUIRED),
@@ -26,6 +38,7 @@ SPEC: dict[str, tuple[str, Callable[[str, Any], Any], Any]] = {
     "delete.topic.partition.interval.delay.ms": ("delete_topic_partition_interval_delay_ms", _int(0, _MAX_MS), 60000),
     "controller.unstable.allow.internal.coordinator.partition.increase":
         ("allow_internal_partition_increase", _bool, False),
+    "controller.failpoints": ("failpoints", _failpoints, frozenset()),
 }
 
 
@@ -41,24 +54,11 @@ class ControllerConfig:
     delete_topic_partition_enable: bool = True
     delete_topic_partition_interval_delay_ms: int = 60000
     allow_internal_partition_increase: bool = False
+    failpoints: frozenset[str] = frozenset()
 
     @classmethod
     def from_dict(cls, raw: Any) -> ControllerConfig:
-        if not isinstance(raw, dict):
-            raise ConfigError(f"the config must be a JSON object of Kafka-style keys, got {type(raw).__name__}")
-        unknown = sorted(set(raw) - set(SPEC))
-        if unknown:
-            raise ConfigError(f"unknown key(s) {', '.join(map(repr, unknown))}; "
-                              f"allowed keys: {', '.join(sorted(SPEC))}")
-        values: dict[str, Any] = {}
-        for key, (attr, parse, default) in SPEC.items():
-            if raw.get(key) is not None:
-                values[attr] = parse(key, raw[key])
-            elif default is REQUIRED:
-                raise ConfigError(f"{key} is required (see docs/internals.md §1)")
-            else:
-                values[attr] = default
-        return cls(**values)
+        return cls(**parse_spec(raw, SPEC))
 
     @classmethod
     def load(cls, path: str | Path) -> ControllerConfig:

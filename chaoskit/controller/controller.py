@@ -6,7 +6,9 @@ ControllerEventManager), so no two decisions race. Each handler re-reads what it
 ZooKeeper (re-arming its watch), decides with partition_state, writes the decision to ZooKeeper
 (fenced by the controller epoch) and only then queues requests to brokers. A new controller
 (failover) re-reads everything, finishes what its predecessor left half done and sends the full
-state to every live broker. Topic events live in topics.py.
+state to every live broker. Topic events live in topics.py, the proposals' topic changes in
+topic_changes.py (KIP-253 expansion and deletion marking, the KAFKA-20029 guardrail) and
+partition_deletion.py (removing marked partitions, on a periodic tick).
 """
 from __future__ import annotations
 
@@ -21,12 +23,13 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
-from chaoskit.controller import requests, topics
+from chaoskit.controller import partition_deletion, requests, topic_changes, topics
 from chaoskit.controller import zk_layout as zl
 from chaoskit.controller.channel import ControllerChannel
 from chaoskit.controller.config import ControllerConfig
 from chaoskit.controller.context import ControllerContext, TopicPartition
 from chaoskit.controller.election import Election, Term
+from chaoskit.controller.failpoints import Failpoints
 from chaoskit.controller.partition_state import initial_state, next_state, unclean_enabled
 from chaoskit.controller.zk_store import ControllerFenced, ControllerZk, StateConflict
 
@@ -55,7 +58,9 @@ class Controller:
         self._stopping = threading.Event()
         self._session_lost = False
         self.first_round = threading.Event()  # the first election attempt is done (READY)
+        self.failpoints = Failpoints(config.failpoints, self._stopping)
         self._thread = threading.Thread(target=self._run, name="controller-events", daemon=True)
+        self._ticker = threading.Thread(target=self._tick, name="controller-ticks", daemon=True)
 
     # --- life cycle --------------------------------------------------------------------------
     def start(self, timeout: float) -> None:
@@ -67,6 +72,7 @@ class Controller:
         self._connected.set()
         self.client.add_listener(self._on_zk_state)
         self._thread.start()
+        self._ticker.start()
         self.post("elect")
 
     def stop(self) -> None:
@@ -97,6 +103,13 @@ class Controller:
         if key not in self._watchers:
             self._watchers[key] = lambda _event: self.post(name, arg)
         return self._watchers[key]
+
+    def _tick(self) -> None:
+        """The periodic partition-deletion check (a schedule, not a wait on a condition)."""
+        period = self.config.delete_topic_partition_interval_delay_ms / 1000
+        while not self._stopping.wait(period):
+            if self.ctx is not None:
+                self.post("partition_deletion_tick")
 
     def _on_zk_state(self, state: str) -> None:  # kazoo's thread: only flags and events
         if state == KazooState.LOST:
@@ -193,6 +206,9 @@ class Controller:
         for topic in self.zk.children(zl.TOPICS, self.watch("topics_change")):
             topics.load_topic(self, topic)
         self.on_delete_topics(None)  # first, so that no partition of a deleted topic comes back
+        for topic in sorted(ctx.assignments):  # finish expansions and deletions a predecessor began
+            topic_changes.settle(self, topic)
+        ctx.removing = {tp: set(ctx.replicas()[tp]) for tp in ctx.states if ctx.being_removed(tp)}
         changed, created = self.reconcile(ctx.partitions())
         log.info("controller %d active at epoch %d: brokers %s, %d partitions (%d changed, %d created)",
                  self.config.controller_id, ctx.epoch, sorted(ctx.brokers), len(ctx.partitions()),
@@ -200,6 +216,8 @@ class Controller:
         self.send_leader_and_isr({b: ctx.partitions_of(b) for b in ctx.brokers}, created)
         self.send_metadata()
         self.on_isr_change(None)
+        for tp in sorted(ctx.removing):
+            partition_deletion.send_deletes(self, tp)
 
     # --- brokers -----------------------------------------------------------------------------
     def _add_broker(self, bid: int, reg: zl.BrokerRegistration, czxid: int) -> None:
@@ -239,6 +257,7 @@ class Controller:
         self.send_metadata()  # the live broker set changed: everyone hears about it
         self.send_leader_and_isr(targets, created)
         topics.deletion_brokers_changed(self, dead, joined)
+        partition_deletion.brokers_changed(self, dead, joined)
 
     # --- deciding and writing partition states -----------------------------------------------
     def reconcile(self, tps: list[TopicPartition]) -> tuple[set[TopicPartition], set[TopicPartition]]:
@@ -254,7 +273,7 @@ class Controller:
         configs: dict[str, bool] = {}
         replicas = ctx.replicas()
         for tp in tps:
-            if tp in ctx.broken:
+            if tp in ctx.broken or ctx.being_removed(tp):
                 continue
             for _attempt in range(20):
                 try:
@@ -300,6 +319,39 @@ class Controller:
             log.info("%s-%d: isr %s -> %s", tp[0], tp[1], state.isr, new.isr)
         return "changed"
 
+    # --- writes of the proposals' steps (topic_changes, partition_deletion) ----------------------
+    def written(self, state: zl.PartitionState, **changes: Any) -> zl.PartitionState:
+        """`state` with `changes`, as this controller writes it (its epoch, partition epoch + 1)."""
+        assert self.ctx is not None
+        return state.evolve(controller_epoch=self.ctx.epoch, partition_epoch=state.partition_epoch + 1, **changes)
+
+    def write_state(self, tp: TopicPartition, state: zl.PartitionState) -> None:
+        """Conditional on the version we read (StateConflict otherwise); the cache follows."""
+        ctx = self.ctx
+        assert ctx is not None
+        ctx.versions[tp] = self.zk.write_state(tp[0], tp[1], state, ctx.versions[tp])
+        ctx.states[tp] = state
+
+    def create_state(self, tp: TopicPartition, state: zl.PartitionState) -> None:
+        ctx = self.ctx
+        assert ctx is not None
+        ctx.versions[tp] = self.zk.create_state(tp[0], tp[1], state)
+        ctx.states[tp] = state
+
+    def write_assignment(self, topic: str, assignment: zl.TopicAssignment) -> zl.TopicAssignment:
+        ctx = self.ctx
+        assert ctx is not None
+        ctx.assignment_versions[topic] = self.zk.write_assignment(topic, assignment, ctx.assignment_versions[topic])
+        ctx.assignments[topic] = assignment
+        return assignment
+
+    def reload_topic(self, topic: str) -> None:
+        """Re-read a topic's znode and every partition state it names (after a conflicting write)."""
+        assert self.ctx is not None
+        if topics.load_topic(self, topic, all_states=True):
+            return
+        self.ctx.forget_topic(topic)
+
     def reload_state(self, tp: TopicPartition) -> None:
         assert self.ctx is not None
         try:
@@ -317,24 +369,30 @@ class Controller:
 
     # --- telling brokers ---------------------------------------------------------------------
     def send_leader_and_isr(self, targets: dict[int, set[TopicPartition]], new: set[TopicPartition]) -> None:
+        """LeaderAndIsr for `targets` (never for partitions being removed), with each topic's
+        undeleted count, so a leader learns it together with the leader epoch (KIP-253)."""
         ctx, channel = self.ctx, self.channel
         assert ctx is not None and channel is not None
         replicas = ctx.replicas()
+        counts = ctx.undeleted_counts()
         for bid, tps in sorted(targets.items()):
-            states = ctx.live_states(tps)
+            states = {tp: s for tp, s in ctx.live_states(tps).items() if not ctx.being_removed(tp)}
             if states and bid in ctx.brokers:
                 channel.send(bid, requests.leader_and_isr(self.config.controller_id, ctx.epoch, states,
-                                                          replicas, ctx.brokers, new))
+                                                          replicas, ctx.brokers, new, counts))
 
-    def send_metadata(self, tps: set[TopicPartition] | None = None, deleted: set[str] | None = None) -> None:
-        """UpdateMetadata to every live broker: `tps` (all when None), and topics being deleted."""
+    def send_metadata(self, tps: set[TopicPartition] | None = None, deleted: set[str] | None = None,
+                      removed: dict[str, list[int]] | None = None) -> None:
+        """UpdateMetadata to every live broker: `tps` (all when None), topics being deleted and
+        partitions removed."""
         ctx, channel = self.ctx, self.channel
         assert ctx is not None and channel is not None
         replicas = ctx.replicas()
         states = ctx.live_states(tps)
         for bid in sorted(ctx.brokers):
-            channel.send(bid, requests.update_metadata(self.config.controller_id, ctx.epoch, states, replicas,
-                                                       ctx.brokers, deleted or ()))
+            channel.send(bid, requests.update_metadata(
+                self.config.controller_id, ctx.epoch, states, replicas, ctx.brokers, deleted or (),
+                ctx.assignments, removed, self.config.allow_internal_partition_increase))
 
     # re-exported handlers for topic events (the event loop looks them up by name)
     def on_topics_change(self, arg: Any) -> None:
@@ -351,3 +409,12 @@ class Controller:
 
     def on_isr_change(self, arg: Any) -> None:
         topics.on_isr_change(self, arg)
+
+    def on_partition_deletion_tick(self, _: Any) -> None:
+        partition_deletion.on_tick(self)
+
+    def on_drain_checked(self, arg: tuple[TopicPartition, int, int]) -> None:
+        partition_deletion.on_drain_checked(self, arg)
+
+    def on_partition_replica_deleted(self, arg: tuple[TopicPartition, int, int]) -> None:
+        partition_deletion.on_replica_deleted(self, arg)

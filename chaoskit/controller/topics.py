@@ -4,7 +4,9 @@ ISR changes leaders report.
 Brokers write requests into ZooKeeper (docs/internals.md §2); the controller reacts here:
 - a new `/brokers/topics/<t>`: create each partition's state znode, then LeaderAndIsr (is_new) to
   its replicas and UpdateMetadata to everyone;
-- a changed assignment with more partitions: the same for the added ones;
+- a changed topic znode: topic_changes.settle carries out KIP-253's expansion or deletion steps (or
+  refuses a guarded internal-topic expansion), then the topic's partitions are (re)sent; without
+  the proposals, added partitions are created like a new topic's;
 - `/admin/delete_topics/<t>`: UpdateMetadata(deleted_topics) to everyone, StopReplica(delete) to
   each live replica, and once they answered, the topic's znodes go, the marker last (so a
   successor finishes an interrupted deletion);
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from kazoo.exceptions import NoNodeError
 
-from chaoskit.controller import requests
+from chaoskit.controller import requests, topic_changes
 from chaoskit.controller import zk_layout as zl
 from chaoskit.controller.context import TopicPartition
 
@@ -30,20 +32,21 @@ log = logging.getLogger("chaoskit.controller.topics")
 EPOCH_DURING_DELETE = -2
 
 
-def load_topic(ctl: Controller, topic: str) -> set[TopicPartition]:
-    """Read a topic's assignment (watching it) and any partition states already written; its partitions."""
+def load_topic(ctl: Controller, topic: str, all_states: bool = False) -> set[TopicPartition]:
+    """Read a topic's assignment (watching it) and the partition states not yet known (every one
+    with all_states); its partitions."""
     ctx = ctl.ctx
     assert ctx is not None
     try:
-        assignment = ctl.zk.assignment(topic, ctl.watch("assignment_change", topic))
+        got = ctl.zk.assignment(topic, ctl.watch("assignment_change", topic))
     except zl.ZkDataError as e:  # its watch is set: a repaired znode is read again
         log.error("ignoring topic %s: %s", topic, e)
         return set()
-    if assignment is None:
+    if got is None:
         return set()
-    ctx.assignments[topic] = assignment
-    tps = {(topic, p) for p in assignment.partitions}
-    for tp in sorted(tps - set(ctx.states)):
+    ctx.assignments[topic], ctx.assignment_versions[topic] = got
+    tps = {(topic, p) for p in got[0].partitions}
+    for tp in sorted(tps if all_states else tps - set(ctx.states)):
         ctl.reload_state(tp)
     return tps
 
@@ -54,6 +57,7 @@ def bring_up(ctl: Controller, tps: set[TopicPartition]) -> None:
     assert ctx is not None
     _, created = ctl.reconcile(sorted(tps))
     replicas = ctx.replicas()
+    tps = {tp for tp in tps if tp in replicas}
     ctl.send_leader_and_isr({b: {tp for tp in tps if b in replicas[tp]} for b in ctx.brokers}, created)
     ctl.send_metadata(tps)
 
@@ -70,6 +74,7 @@ def on_topics_change(ctl: Controller, _: Any) -> None:
     new: set[TopicPartition] = set()
     for topic in sorted(names - set(ctx.assignments)):
         new |= load_topic(ctl, topic)
+        topic_changes.settle(ctl, topic)  # its KIP-253 counts, when the creator did not write them
         log.info("new topic %s with %d partitions", topic, len(ctx.assignments.get(topic, zl.TopicAssignment({})).partitions))
     if new:
         bring_up(ctl, new)
@@ -87,24 +92,29 @@ def on_assignment_change(ctl: Controller, topic: str) -> None:
             bring_up(ctl, tps)
         return
     try:
-        assignment = ctl.zk.assignment(topic, ctl.watch("assignment_change", topic))
+        got = ctl.zk.assignment(topic, ctl.watch("assignment_change", topic))
     except zl.ZkDataError as e:
         log.error("topic %s: %s; keeping its last good assignment", topic, e)
         return
-    if assignment is None:
+    if got is None:
         return  # being deleted; the topics watch handles it
+    assignment, ctx.assignment_versions[topic] = got
     moved = [p for p in old.partitions if assignment.partitions.get(p) != old.partitions[p]]
     if moved:
         log.error("%s: replicas of existing partitions %s changed; reassignment is not supported, "
                   "keeping the old replicas", topic, moved)
-        assignment = zl.TopicAssignment({**assignment.partitions, **old.partitions}, assignment.extra)
+        assignment = assignment.evolve(partitions={**assignment.partitions, **old.partitions})
     added = sorted(set(assignment.partitions) - set(old.partitions))
     ctx.assignments[topic] = assignment
+    for p in added:
+        ctl.reload_state((topic, p))
     if added:
         log.info("%s: new partitions %s", topic, added)
-        for p in added:
-            ctl.reload_state((topic, p))
-        bring_up(ctl, {(topic, p) for p in added})
+    touched = topic_changes.settle(ctl, topic)
+    counts_moved = (assignment.initial_partition_count, assignment.undeleted_partition_count) != \
+        (old.initial_partition_count, old.undeleted_partition_count)
+    if added or touched or counts_moved:
+        bring_up(ctl, {(topic, p) for p in ctx.assignments.get(topic, assignment).partitions})
 
 
 def on_delete_topics(ctl: Controller, _: Any) -> None:

@@ -2,8 +2,9 @@
 
 Shared by the controller and the brokers, so both read and write the same shapes. Decoding a
 znode that does not have the expected shape raises `ZkDataError` naming the path and what is
-wrong; fields a later issue adds (KIP-253's `initial_partition_count`, KIP-694's `mode`, ...) are
-kept in `extra` and written back unchanged, so an older writer never drops a newer field.
+wrong; fields this code does not know are kept in `extra` and written back unchanged, so an older
+writer never drops a newer field. The proposals' fields (KIP-253's counts and epoch maps, KIP-694's
+`mode`) are written only when set, so a topic the proposals never touched keeps its old shape.
 """
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import json
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from chaoskit.protocol.extensions import PartitionMode
 
 BROKER_IDS = "/brokers/ids"
 TOPICS = "/brokers/topics"
@@ -107,16 +110,48 @@ class BrokerRegistration:
         return cls(broker_id, str(obj["host"]), int(obj["port"]), internal, obj.get("rack"))
 
 
+def _optional_int(path: str, obj: dict[str, Any], key: str) -> int | None:
+    value = obj.pop(key, None)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ZkDataError(f"{path}: {key} must be an integer, got {value!r}")
+    return value
+
+
+def _epoch_map(path: str, obj: dict[str, Any], key: str) -> dict[int, int]:
+    raw = obj.pop(key, None) or {}
+    try:
+        return {int(p): int(e) for p, e in raw.items()}
+    except (AttributeError, TypeError, ValueError) as e:
+        raise ZkDataError(f"{path}: {key} must map \"<partition>\" to a leader epoch, got {raw!r}") from e
+
+
+def _encode_map(epochs: dict[int, int]) -> dict[str, int]:
+    return {str(p): e for p, e in sorted(epochs.items())}
+
+
 @dataclass(frozen=True)
 class TopicAssignment:
-    """`/brokers/topics/<t>`: partition -> replicas, in preference order."""
+    """`/brokers/topics/<t>`: partition -> replicas, in preference order, and KIP-253's counts.
+
+    `undeleted_partition_count` is the count producers use; partitions at or above it are marked
+    for deletion (or about to be). `delete_partitions_delay_ms` is the last DeletePartitions'
+    delay (-1: remove each once empty, KIP-253; >= 0: that long after it became ReadOnly, KIP-694).
+    """
 
     partitions: dict[int, list[int]]
     extra: dict[str, Any] = field(default_factory=dict)
+    initial_partition_count: int | None = None
+    undeleted_partition_count: int | None = None
+    delete_partitions_delay_ms: int | None = None
 
     def encode(self) -> bytes:
         body = {**self.extra, "version": 2,
                 "partitions": {str(p): list(r) for p, r in sorted(self.partitions.items())}}
+        for key in ("initial_partition_count", "undeleted_partition_count", "delete_partitions_delay_ms"):
+            if getattr(self, key) is not None:
+                body[key] = getattr(self, key)
         return dumps(body)
 
     @classmethod
@@ -129,7 +164,17 @@ class TopicAssignment:
             parts = {int(p): [int(b) for b in r] for p, r in raw.items()}
         except (AttributeError, TypeError, ValueError) as e:
             raise ZkDataError(f"{path}: partitions must map \"<partition>\" to [broker ids], got {raw!r}") from e
-        return cls(parts, obj)
+        counts = {k: _optional_int(path, obj, k)
+                  for k in ("initial_partition_count", "undeleted_partition_count", "delete_partitions_delay_ms")}
+        return cls(parts, obj, **counts)
+
+    def evolve(self, **changes: Any) -> TopicAssignment:
+        return replace(self, **changes)
+
+    @property
+    def undeleted(self) -> int:
+        """The producers' partition count: the field, else every partition in the assignment."""
+        return len(self.partitions) if self.undeleted_partition_count is None else self.undeleted_partition_count
 
 
 @dataclass(frozen=True)
@@ -142,25 +187,46 @@ class PartitionState:
     controller_epoch: int
     partition_epoch: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    # KIP-253: other partitions' leader epochs before this one was created / marked for deletion
+    after_creation: dict[int, int] = field(default_factory=dict)
+    before_deletion: dict[int, int] = field(default_factory=dict)
+    mode: PartitionMode = PartitionMode.READ_WRITE  # KIP-694
+    delete_at_ms: int | None = None  # KIP-694 delayed deletion: ReadOnly -> None at this wall-clock time
 
     @property
     def online(self) -> bool:
         return self.leader != NO_LEADER
 
+    @property
+    def marked_for_deletion(self) -> bool:
+        return self.mode != PartitionMode.READ_WRITE
+
     def encode(self) -> bytes:
-        return dumps({**self.extra, "version": 1, "controller_epoch": self.controller_epoch,
-                      "leader": self.leader, "leader_epoch": self.leader_epoch, "isr": list(self.isr),
-                      "partition_epoch": self.partition_epoch})
+        body = {**self.extra, "version": 1, "controller_epoch": self.controller_epoch,
+                "leader": self.leader, "leader_epoch": self.leader_epoch, "isr": list(self.isr),
+                "partition_epoch": self.partition_epoch}
+        if self.after_creation:
+            body["leaderEpochAfterCreation"] = _encode_map(self.after_creation)
+        if self.before_deletion:
+            body["leaderEpochBeforeDeletion"] = _encode_map(self.before_deletion)
+        if self.mode != PartitionMode.READ_WRITE:
+            body["mode"] = int(self.mode)
+        if self.delete_at_ms is not None:
+            body["delete_at_ms"] = self.delete_at_ms
+        return dumps(body)
 
     @classmethod
     def decode(cls, topic: str, partition: int, data: bytes | None) -> PartitionState:
         path = state_path(topic, partition)
         obj = _obj(path, data, ("leader", "leader_epoch", "isr", "controller_epoch"))
         known = ("version", "leader", "leader_epoch", "isr", "controller_epoch", "partition_epoch")
+        after, before = _epoch_map(path, obj, "leaderEpochAfterCreation"), _epoch_map(path, obj, "leaderEpochBeforeDeletion")
+        delete_at = _optional_int(path, obj, "delete_at_ms")
         try:
+            mode = PartitionMode.of(int(obj.pop("mode", 0)))
             return cls(int(obj["leader"]), int(obj["leader_epoch"]), [int(b) for b in obj["isr"]],
                        int(obj["controller_epoch"]), int(obj.get("partition_epoch", 0)),
-                       {k: v for k, v in obj.items() if k not in known})
+                       {k: v for k, v in obj.items() if k not in known}, after, before, mode, delete_at)
         except (TypeError, ValueError) as e:
             raise ZkDataError(f"{path}: bad field in {obj!r}: {e}") from e
 

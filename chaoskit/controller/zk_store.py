@@ -59,12 +59,13 @@ class ControllerZk:
                 log.error("ignoring broker %s: %s", child, e)
         return out
 
-    def assignment(self, topic: str, watch: Watch = None) -> TopicAssignment | None:
+    def assignment(self, topic: str, watch: Watch = None) -> tuple[TopicAssignment, int] | None:
+        """(assignment, znode version), or None when the topic znode does not exist."""
         try:
-            data, _ = self.client.get(zl.topic_path(topic), watch=watch)
+            data, stat = self.client.get(zl.topic_path(topic), watch=watch)
         except NoNodeError:
             return None
-        return TopicAssignment.decode(topic, data)
+        return TopicAssignment.decode(topic, data), stat.version
 
     def state(self, topic: str, partition: int) -> tuple[PartitionState, int] | None:
         try:
@@ -124,6 +125,34 @@ class ControllerZk:
         if isinstance(result, Exception):
             raise result
         return int(result.version)
+
+    def write_assignment(self, topic: str, assignment: TopicAssignment, version: int) -> int:
+        """Replace the topic znode if still at `version`; the new version. StateConflict otherwise."""
+        path = zl.topic_path(topic)
+        (result,) = self._commit(lambda tx: tx.set_data(path, assignment.encode(), version=version))
+        if isinstance(result, (BadVersionError, NoNodeError)):
+            raise StateConflict(path)
+        if isinstance(result, Exception):
+            raise result
+        return int(result.version)
+
+    def remove_partition(self, topic: str, partition: int, assignment: TopicAssignment, version: int) -> int:
+        """In one transaction: the assignment without `partition` and its state znodes gone, so a
+        successor never sees one without the other. The topic znode's new version; StateConflict
+        when it moved on."""
+        def build(tx: Any) -> None:
+            tx.set_data(zl.topic_path(topic), assignment.encode(), version=version)
+            tx.delete(zl.state_path(topic, partition))
+            tx.delete(f"{zl.partitions_path(topic)}/{partition}")
+        results = self._commit(build)
+        if isinstance(results[0], (BadVersionError, NoNodeError)):
+            raise StateConflict(zl.topic_path(topic))
+        failed = next((r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)), None)
+        if isinstance(failed, (NoNodeError, NotEmptyError)):
+            raise StateConflict(zl.state_path(topic, partition))
+        if failed is not None:
+            raise failed
+        return int(results[0].version)
 
     def delete_topic(self, topic: str) -> None:
         """Remove a deleted topic's znodes; the /admin/delete_topics marker goes last, so an

@@ -1,6 +1,7 @@
 """Which requests the broker answers, at which versions, and how frames become objects and back.
 
-Standard APIs use kafka-python's schema classes; the private ones come from internal.py.
+Standard APIs use kafka-python's schema classes, with the KIP tagged fields of extensions.py where
+they apply; the private ones come from internal.py.
 SUPPORTED is what ApiVersions advertises; docs/protocol.md says why each range was chosen (in
 short: v2 record batches only, no topic IDs, the group protocol before KIP-848).
 """
@@ -22,6 +23,7 @@ from kafka.protocol.metadata import (ApiVersionsRequest, ApiVersionsResponse, Fi
 from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 
 from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.extensions import EXTENDED_REQUESTS, EXTENDED_RESPONSES
 from chaoskit.protocol.framing import frame
 from chaoskit.protocol.internal import INTERNAL_APIS
 
@@ -63,6 +65,7 @@ _STANDARD_REQUESTS: tuple[type[ApiMessage], ...] = (
 )
 REQUESTS: dict[int, type[ApiMessage]] = {
     **{cls.API_KEY: cls for cls in _STANDARD_REQUESTS},
+    **EXTENDED_REQUESTS,
     **{key: req for key, (req, _resp) in INTERNAL_APIS.items()},
 }
 assert set(REQUESTS) == set(SUPPORTED), "every supported key needs a request class"
@@ -135,7 +138,9 @@ def decode_request(frame_bytes: bytes) -> tuple[RequestHeader, ApiMessage]:
 
 
 def response_class(api_key: int, api_version: int) -> type[ApiMessage]:
-    """The response class paired with a request key, at a version."""
+    """The response class paired with a request key, at a version (with the KIP tagged fields)."""
+    if api_key in EXTENDED_RESPONSES:
+        return EXTENDED_RESPONSES[api_key][api_version]
     header = RequestHeader(request_api_key=api_key, request_api_version=api_version, correlation_id=0)
     cls = header.get_response_class()
     if cls is None:

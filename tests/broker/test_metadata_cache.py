@@ -39,3 +39,25 @@ def test_offline_or_dead_replicas_may_not_join_the_isr():
     cache.apply(request([("a", 0, 1, 1, [])], live=(1, 3)))
     assert not cache.may_join_isr(2, "a", 0)  # not live
     assert cache.may_join_isr(3, "a", 0)
+
+
+def test_the_proposals_fields_follow_update_metadata():
+    from chaoskit.protocol.extensions import PartitionMode
+    cache = MetadataCache()
+    assert not cache.allow_internal_partition_increase  # guarded until the controller says otherwise
+    req = request([("a", p, 1, 0, []) for p in range(4)])
+    req.allow_internal_partition_increase = True
+    req.topics = [T(topic_name="a", initial_partition_count=2, undeleted_partition_count=3,
+                    partition_states=[t.partition_states[0] for t in req.topics])]
+    req.topics[0].partition_states[3].mode = int(PartitionMode.READ_ONLY)
+    cache.apply(req)
+    assert cache.allow_internal_partition_increase
+    counts = cache.topic_counts("a")
+    assert (counts.initial, counts.undeleted) == (2, 3) and cache.topic_counts("nope").undeleted == -1
+    assert cache.marked_for_deletion("a") == [3] and cache.partition("a", 3).mode == PartitionMode.READ_ONLY
+    gone = request([])
+    gone.topics = [T(topic_name="a", partition_states=[], removed_partitions=[3], initial_partition_count=2,
+                     undeleted_partition_count=3)]
+    cache.apply(gone)
+    assert sorted(cache.topics["a"]) == [0, 1, 2] and cache.marked_for_deletion("a") == []
+    assert not cache.allow_internal_partition_increase

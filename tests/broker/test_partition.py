@@ -90,3 +90,21 @@ def test_a_follower_appends_the_leaders_batches_and_takes_its_high_watermark(tmp
     follower.restart_at(10)
     assert (follower.log_start_offset, follower.log_end_offset) == (10, 10)
     follower.log.close()
+
+
+def test_kip253_count_and_kip694_mode_checks(leader):
+    from chaoskit.protocol.extensions import PartitionMode
+    leader.check_partition_count(6)  # nothing learned yet: unchecked
+    leader.undeleted_partition_count = 8
+    leader.check_partition_count(8)
+    leader.check_partition_count(-1)  # a stock client sends no count
+    with pytest.raises(KafkaError) as err:
+        leader.check_partition_count(6)
+    assert err.value.code == ErrorCode.INVALID_PARTITION_METADATA and err.value.retriable
+    assert "6 is stale" in err.value.message and "8" in err.value.message
+    leader.check_writable()
+    for mode in (PartitionMode.READ_ONLY, PartitionMode.NONE):
+        leader.mode = mode
+        with pytest.raises(KafkaError) as err:
+            leader.check_writable()
+        assert err.value.code == ErrorCode.INVALID_PARTITION_METADATA and mode.label in err.value.message

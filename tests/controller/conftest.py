@@ -1,5 +1,6 @@
 """Fixtures for the controller's own tests: a real ZooKeeper, real controller processes, and
-recording broker endpoints.
+recording broker endpoints; and for the proposals' end-to-end tests, real 3-broker clusters
+(kip_cluster) with the tools that probe them (kip).
 
 A RecordingBroker is the broker side of the controller's wire only: it registers
 `/brokers/ids/<id>` in its own ZooKeeper session (closing the session is its death), accepts
@@ -31,6 +32,7 @@ from chaoskit.controller import zk_layout as zl
 from chaoskit.protocol.internal import (LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA, LeaderAndIsrResponse,
                                         StopReplicaResponse, UpdateMetadataResponse)
 from chaoskit.protocol.registry import decode_request, encode_response
+from chaoskit.protocol.wire_client import WireClient
 
 SESSION_MS = 2000  # short, so a killed controller's /controller goes quickly
 
@@ -207,3 +209,137 @@ def controller_cli(tmp_path: Path) -> Callable[[dict[str, Any] | str], tuple[int
                               capture_output=True, text=True, timeout=60)
         return proc.returncode, proc.stderr
     return run
+
+
+# -- real 3-broker clusters for the proposals' end-to-end tests (test_e2e_*.py) -------------------
+KIP_BROKER = {"zookeeper.session.timeout.ms": 4000, "replica.lag.time.max.ms": 3000,
+              "replica.fetch.wait.max.ms": 200}
+KIP_CONTROLLER = {"zookeeper.session.timeout.ms": 4000, "controller.request.timeout.ms": 2000,
+                  "delete.topic.partition.interval.delay.ms": 300}
+
+
+@pytest.fixture(scope="module")
+def kip_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Any]]:
+    """kip_cluster(profile="patched", controllers=2, controller_config=None, overrides=None) -> a
+    started 3-broker LocalCluster with quick timeouts and a 300 ms partition-deletion tick; every
+    cluster of the module is stopped at its end, even after a failure."""
+    from chaoskit.cluster.local import LocalCluster
+    from chaoskit.cluster.spec import ClusterSpec
+    started: list[LocalCluster] = []
+
+    def make(profile: str = "patched", controllers: int = 2, controller_config: dict[str, Any] | None = None,
+             overrides: dict[str, dict[str, Any]] | None = None) -> LocalCluster:
+        cluster = LocalCluster(ClusterSpec(
+            brokers=3, controllers=controllers, profile=profile, run_dir=tmp_path_factory.mktemp("run"),
+            broker_config=dict(KIP_BROKER), controller_config={**KIP_CONTROLLER, **(controller_config or {})},
+            overrides=overrides or {}))
+        started.append(cluster)
+        cluster.start()
+        return cluster
+
+    try:
+        yield make
+    finally:
+        for cluster in reversed(started):
+            cluster.stop()
+
+
+class KipTools:
+    """What the proposals' end-to-end tests do to a cluster, over the wire and in ZooKeeper."""
+
+    @staticmethod
+    def produce(cluster: Any, admin: Any, topic: str, partition: int, values: list[bytes],
+                undeleted: int = -1) -> Any:
+        """acks=all Produce v9 to the partition's leader, with KIP-253's count tag unless -1; the
+        partition's response."""
+        from chaoskit.protocol.extensions import ProduceRequest
+        from chaoskit.protocol.records import build_batch
+        leader = admin.topic(topic).partitions[partition].leader
+        D = ProduceRequest.TopicProduceData
+        request = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=10_000, topic_data=[D(
+            name=topic, undeleted_partition_count=undeleted, partition_data=[D.PartitionProduceData(
+                index=partition, records=build_batch([(b"k", v) for v in values]))])])
+        with WireClient(*cluster.broker(leader).address, timeout=15) as c:
+            return c.request(request, 9).responses[0].partition_responses[0]
+
+    @staticmethod
+    def fetch(cluster: Any, admin: Any, topic: str, partition: int, offset: int = 0, undeleted: int = -1) -> Any:
+        """Fetch v12 (a consumer) at the partition's leader, with the count tag unless -1."""
+        from chaoskit.protocol.extensions import FetchRequest
+        leader = admin.topic(topic).partitions[partition].leader
+        T = FetchRequest.FetchTopic
+        request = FetchRequest(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0,
+                               session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[], topics=[T(
+                                   topic=topic, undeleted_partition_count=undeleted, partitions=[T.FetchPartition(
+                                       partition=partition, current_leader_epoch=-1, fetch_offset=offset,
+                                       log_start_offset=-1, partition_max_bytes=1 << 20)])])
+        with WireClient(*cluster.broker(leader).address, timeout=15) as c:
+            return c.request(request, 12).responses[0].partitions[0]
+
+    @staticmethod
+    def values(fetched: Any) -> list[bytes]:
+        from chaoskit.protocol.records import decode_records, split_batches
+        return [r.value for b in split_batches(bytes(fetched.records or b"")) for r in decode_records(b)]
+
+    @staticmethod
+    def znode(cluster: Any, topic: str) -> zl.TopicAssignment | None:
+        got = cluster.view.client.exists(zl.topic_path(topic)) and cluster.view.client.get(zl.topic_path(topic))
+        return zl.TopicAssignment.decode(topic, got[0]) if got else None
+
+    @staticmethod
+    def state_znodes(cluster: Any, topic: str) -> dict[int, zl.PartitionState]:
+        try:
+            children = cluster.view.client.get_children(zl.partitions_path(topic))
+        except Exception:
+            return {}
+        states = {int(p): cluster.view.state(topic, int(p)) for p in children}
+        return {p: s for p, s in states.items() if s is not None}
+
+    @staticmethod
+    def directories(cluster: Any, topic: str, partition: int) -> list[str]:
+        """The brokers (by name) that still have the partition's log directory."""
+        return [b.name for b in cluster.brokers.values() if (b.data_dir / f"{topic}-{partition}").exists()]
+
+    @classmethod
+    def consistent(cls, cluster: Any, topic: str) -> str | None:
+        """None when ZooKeeper and every broker's Metadata agree on the topic and every epoch map
+        has been bumped past; else what disagrees (for wait_for's message)."""
+        from chaoskit.client.admin import AdminClient
+        znode, states = cls.znode(cluster, topic), cls.state_znodes(cluster, topic)
+        if znode is None:
+            return "no topic znode"
+        if set(states) != set(znode.partitions):
+            return f"state znodes {sorted(states)} != assignment {sorted(znode.partitions)}"
+        for p, s in states.items():
+            if s.leader not in cluster.brokers or not cluster.broker(s.leader).running:
+                return f"partition {p} has no running leader ({s.leader})"
+            for q, e in {**s.after_creation, **s.before_deletion}.items():
+                if q in states and q < znode.undeleted and states[q].leader_epoch <= e:
+                    return f"partition {q} at epoch {states[q].leader_epoch}, not past {e} named by {p}'s map"
+        for b in cluster.brokers.values():
+            if not b.running:
+                continue
+            with AdminClient("%s:%d" % b.address) as admin:
+                info = admin.topic(topic)
+            seen = {p: (i.leader, i.leader_epoch, i.mode) for p, i in info.partitions.items()}
+            want = {p: (s.leader, s.leader_epoch, s.mode) for p, s in states.items()}
+            if seen != want or (info.initial_partition_count, info.undeleted_partition_count) != \
+                    (znode.initial_partition_count, znode.undeleted_partition_count):
+                return f"{b.name} shows {seen} counts {info.initial_partition_count}/{info.undeleted_partition_count}"
+        return None
+
+    @classmethod
+    def wait_consistent(cls, cluster: Any, topic: str, timeout: float = 30.0) -> None:
+        last: list[str | None] = [None]
+
+        def check() -> bool:
+            last[0] = cls.consistent(cluster, topic)
+            return last[0] is None
+        logs = [c.log_path for c in cluster.controllers.values()]
+        wait_for(check, timeout, lambda: f"topic {topic} consistent: {last[0]}", logs[-1], interval=0.2)
+
+
+@pytest.fixture(scope="session")
+def kip() -> type[KipTools]:
+    """KipTools (test modules cannot import conftest under --import-mode=importlib)."""
+    return KipTools

@@ -10,23 +10,47 @@ import pytest
 from chaoskit.broker.config import ConfigError
 from chaoskit.controller import zk_layout as zl
 from chaoskit.controller.config import ControllerConfig
+from chaoskit.protocol.extensions import PartitionMode
 
 
-def test_partition_state_round_trip_keeps_fields_of_later_issues():
+def test_partition_state_round_trip_keeps_unknown_fields():
     raw = json.dumps({"version": 1, "controller_epoch": 2, "leader": 3, "leader_epoch": 9, "isr": [3, 1],
-                      "partition_epoch": 4, "mode": "ReadOnly", "leaderEpochAfterCreation": 2}).encode()
+                      "partition_epoch": 4, "futureField": {"a": 1}}).encode()
     s = zl.PartitionState.decode("t", 0, raw)
     assert (s.leader, s.leader_epoch, s.isr, s.controller_epoch, s.partition_epoch) == (3, 9, [3, 1], 2, 4)
     again = json.loads(s.evolve(leader=1).encode())
-    assert again["mode"] == "ReadOnly" and again["leaderEpochAfterCreation"] == 2 and again["leader"] == 1
+    assert again["futureField"] == {"a": 1} and again["leader"] == 1
+    assert "mode" not in again and "leaderEpochAfterCreation" not in again  # untouched by the proposals
 
 
-def test_assignment_round_trip_and_extra_fields():
-    raw = b'{"version":2,"partitions":{"1":[2,3],"0":[1,2]},"initial_partition_count":2}'
+def test_partition_state_kip_fields():
+    raw = json.dumps({"version": 1, "controller_epoch": 2, "leader": 3, "leader_epoch": 9, "isr": [3],
+                      "leaderEpochAfterCreation": {"0": 4, "1": 7}, "leaderEpochBeforeDeletion": {"2": 5},
+                      "mode": 1, "delete_at_ms": 1234}).encode()
+    s = zl.PartitionState.decode("t", 6, raw)
+    assert s.after_creation == {0: 4, 1: 7} and s.before_deletion == {2: 5}
+    assert s.mode == PartitionMode.READ_ONLY and s.marked_for_deletion and s.delete_at_ms == 1234 and s.extra == {}
+    again = json.loads(s.evolve(leader_epoch=10, mode=PartitionMode.NONE).encode())
+    assert again["leaderEpochAfterCreation"] == {"0": 4, "1": 7} and again["mode"] == -1
+    assert again["leader_epoch"] == 10 and again["delete_at_ms"] == 1234
+    with pytest.raises(zl.ZkDataError, match="mode 7 is not one of"):
+        zl.PartitionState.decode("t", 0, json.dumps({**json.loads(raw), "mode": 7}).encode())
+    with pytest.raises(zl.ZkDataError, match="leaderEpochBeforeDeletion must map"):
+        zl.PartitionState.decode("t", 0, json.dumps({**json.loads(raw), "leaderEpochBeforeDeletion": [1]}).encode())
+
+
+def test_assignment_round_trip_counts_and_extra_fields():
+    raw = b'{"version":2,"partitions":{"1":[2,3],"0":[1,2]},"initial_partition_count":2,"other":true}'
     a = zl.TopicAssignment.decode("t", raw)
-    assert a.partitions == {0: [1, 2], 1: [2, 3]} and a.extra == {"initial_partition_count": 2}
+    assert a.partitions == {0: [1, 2], 1: [2, 3]} and a.extra == {"other": True}
+    assert a.initial_partition_count == 2 and a.undeleted_partition_count is None and a.undeleted == 2
     assert json.loads(a.encode()) == {"version": 2, "partitions": {"0": [1, 2], "1": [2, 3]},
-                                       "initial_partition_count": 2}
+                                       "initial_partition_count": 2, "other": True}
+    shrunk = a.evolve(undeleted_partition_count=1, delete_partitions_delay_ms=-1)
+    assert zl.TopicAssignment.decode("t", shrunk.encode()) == shrunk and shrunk.undeleted == 1
+    assert "undeleted_partition_count" not in json.loads(zl.TopicAssignment({0: [1]}).encode())
+    with pytest.raises(zl.ZkDataError, match="undeleted_partition_count must be an integer"):
+        zl.TopicAssignment.decode("t", b'{"partitions":{},"undeleted_partition_count":"2"}')
 
 
 def test_broker_registration_has_kafka_shape_and_internal_address():
@@ -71,3 +95,13 @@ def test_the_process_refuses_a_bad_config_with_exit_code_2(controller_cli):
     assert code == 2 and "zookeeper.connect" in err and "host:port" in err
     code, err = controller_cli("{broken")
     assert code == 2 and "not valid JSON" in err
+
+
+def test_failpoints_config():
+    base = {"controller.id": 1, "zookeeper.connect": "h:1"}
+    assert ControllerConfig.from_dict(base).failpoints == frozenset()
+    cfg = ControllerConfig.from_dict({**base, "controller.failpoints": "expansion.after-create, bump.after-first"})
+    assert cfg.failpoints == {"expansion.after-create", "bump.after-first"}
+    with pytest.raises(ConfigError, match="unknown failpoint\\(s\\) nowhere; known: bump.after-first"):
+        ControllerConfig.from_dict({**base, "controller.failpoints": "nowhere"})
+    assert not ControllerConfig.from_dict(base).allow_internal_partition_increase  # KAFKA-20029's default

@@ -64,3 +64,53 @@ def test_response_shape():
     resp = R(error_code=0, topics=[R.LeaderAndIsrTopicError(topic_name="t", partition_errors=[
         R.LeaderAndIsrTopicError.LeaderAndIsrPartitionError(partition_index=0, error_code=11)])])
     assert R.decode(resp.encode(version=0), version=0).topics[0].partition_errors[0].error_code == 11
+
+
+def test_kip_tags_of_the_controller_requests_round_trip():
+    raw = leader_and_isr()
+    raw.topics[0].undeleted_partition_count = 6
+    raw.topics[0].partition_states[0].mode = 1
+    _, decoded = decode_request(framed(raw))
+    assert decoded.topics[0].undeleted_partition_count == 6 and decoded.topics[0].partition_states[0].mode == 1
+    _, plain = decode_request(framed(leader_and_isr()))
+    assert plain.topics[0].undeleted_partition_count == -1 and plain.topics[0].partition_states[0].mode == 0
+    U = UpdateMetadataRequest
+    req = U(controller_id=1, controller_epoch=5, allow_internal_partition_increase=True, deleted_topics=[],
+            live_brokers=[], topics=[U.UpdateMetadataTopicState(
+                topic_name="t", initial_partition_count=4, undeleted_partition_count=6, removed_partitions=[7],
+                partition_states=[])])
+    _, decoded = decode_request(framed(req))
+    t = decoded.topics[0]
+    assert decoded.allow_internal_partition_increase is True
+    assert (t.initial_partition_count, t.undeleted_partition_count, t.removed_partitions) == (4, 6, [7])
+
+
+def test_the_proposals_private_apis_round_trip():
+    from chaoskit.protocol.internal import (ConsumerGroupPositionRequest, DeletePartitionsRequest,
+                                            DeletePartitionsResponse, PartitionLeaderEpochsForPartitionsRequest,
+                                            PartitionLeaderEpochsForPartitionsResponse)
+    C = ConsumerGroupPositionRequest.ConsumerGroupPositionRequestTopic
+    header, cgp = decode_request(framed(ConsumerGroupPositionRequest(
+        group_id="g", generation_id=3, member_id="m", topics=[C(name="t", partitions=[
+            C.ConsumerGroupPositionRequestPartition(partition_index=6, need_position=True, position=-1)])])))
+    assert header.request_api_key == internal.CONSUMER_GROUP_POSITION == 32003
+    assert cgp.topics[0].partitions[0].need_position is True
+    E = PartitionLeaderEpochsForPartitionsRequest.PartitionLeaderEpochsForPartitionsRequestTopic
+    header, _ = decode_request(framed(PartitionLeaderEpochsForPartitionsRequest(topics=[E(name="t", partitions=[4])])))
+    assert header.request_api_key == internal.PARTITION_LEADER_EPOCHS == 32004
+    D = DeletePartitionsRequest.DeletePartitionsTopic
+    header, dp = decode_request(framed(DeletePartitionsRequest(timeout_ms=1, delete_partitions_delay_ms=5000,
+                                                               topics=[D(name="t", count=2)])))
+    assert header.request_api_key == internal.DELETE_PARTITIONS == 32005
+    assert (dp.delete_partitions_delay_ms, dp.validate_only, dp.topics[0].count) == (5000, False, 2)
+    R = PartitionLeaderEpochsForPartitionsResponse
+    P = R.PartitionLeaderEpochsForPartitionsResponseTopic.PartitionLeaderEpochsForPartitionsResponsePartition
+    resp = R(throttle_time_ms=0, topics=[R.PartitionLeaderEpochsForPartitionsResponseTopic(name="t", partitions=[P(
+        partition_index=4, error_code=0, leader_epoch_before_deletion=[],
+        leader_epoch_after_creation=[P.PartitionLeaderEpoch(partition=0, leader_epoch=3)])])])
+    back = R.decode(resp.encode(version=0), version=0).topics[0].partitions[0]
+    assert [(e.partition, e.leader_epoch) for e in back.leader_epoch_after_creation] == [(0, 3)]
+    DR = DeletePartitionsResponse
+    ok = DR(throttle_time_ms=0, error_code=0, results=[DR.DeletePartitionsTopicResult(name="t", error_code=0, partitions=[
+        DR.DeletePartitionsTopicResult.DeletePartitionsPartitionResult(partition_index=2, mode=1, error_code=0)])])
+    assert DR.decode(ok.encode(version=0), version=0).results[0].partitions[0].mode == 1

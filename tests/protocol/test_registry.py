@@ -42,7 +42,9 @@ def test_every_supported_version_round_trips(key, version):
     assert header.client_id == "tester"
     assert decoded == request
     response = response_class(key, version)(version=version)
-    assert client_reads(request, encode_response(header, response)) == response
+    got = client_reads(request, encode_response(header, response))  # kafka-python's own classes
+    # Metadata is answered with the KIP-tagged class (extensions.py); a stock client reads its own
+    assert got == (MetadataResponse(version=version) if key == 3 else response)
 
 
 def test_produce_records_arrive_byte_for_byte():

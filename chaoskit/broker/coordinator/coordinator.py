@@ -26,7 +26,9 @@ from chaoskit.broker.coordinator.group import GroupState
 from chaoskit.broker.coordinator.membership import GroupConfig, JoinRequest, JoinResult, Membership
 from chaoskit.broker.coordinator.offsets import OffsetManager
 from chaoskit.broker.coordinator.ownership import GroupTable, OffsetsStore
+from chaoskit.broker.coordinator.positions import GroupPositions, PositionEntry
 from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.internal import ConsumerGroupPositionResponse
 
 log = logging.getLogger("chaoskit.broker.coordinator")
 
@@ -60,6 +62,7 @@ class GroupCoordinator:
         config = GroupConfig(initial_rebalance_delay_ms, min_session_timeout_ms, max_session_timeout_ms)
         self.membership = Membership(self.table, self.clock, config, self._spawn, self._new_member_id)
         self.offsets = OffsetManager(self.table, self.membership, self.clock, max_metadata_bytes, partition_exists)
+        self.positions = GroupPositions(self.table, self.membership)
 
     def _new_member_id(self, prefix: str) -> str:
         return f"{prefix}-{uuid.UUID(int=self._rng.getrandbits(128), version=4)}"
@@ -240,3 +243,16 @@ class GroupCoordinator:
 
     async def offset_fetch(self, request: Any, version: int) -> OffsetFetchResponse:
         return self.offsets.offset_fetch(request, version)
+
+    # -- ConsumerGroupPosition (KIP-253, private key 32003) ------------------------------------------
+    async def consumer_group_position(self, request: Any, version: int) -> ConsumerGroupPositionResponse:
+        entries = [PositionEntry(t.name, p.partition_index, p.need_position, p.position)
+                   for t in request.topics for p in t.partitions]
+        err, answer = self.positions.exchange(request.group_id, request.generation_id, request.member_id, entries)
+        R = ConsumerGroupPositionResponse.ConsumerGroupPositionResponseTopic
+        by_topic: dict[str, list[Any]] = {}
+        for e in answer:
+            by_topic.setdefault(e.topic, []).append(R.ConsumerGroupPositionResponsePartition(
+                partition_index=e.partition, need_position=e.need_position, position=e.position))
+        return ConsumerGroupPositionResponse(throttle_time_ms=0, error_code=err, topics=[
+            R(name=t, partitions=ps) for t, ps in by_topic.items()])

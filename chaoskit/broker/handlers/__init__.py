@@ -24,5 +24,5 @@ def handles(*api_keys: int) -> Callable[[Handler], Handler]:
 def load_all() -> dict[int, Handler]:
     """Import every handler module (registration is their side effect) and return the table."""
     from chaoskit.broker.handlers import (admin, control, fetch, groups, metadata, offsets,  # noqa: F401
-                                          produce)
+                                          partitions, produce)
     return HANDLERS

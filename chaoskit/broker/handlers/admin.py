@@ -1,6 +1,12 @@
 """CreateTopics, DeleteTopics and CreatePartitions: validate, write the change into ZooKeeper, and
 answer once the metadata cache shows it (or REQUEST_TIMED_OUT when the request's timeout passes
-first; the change still completes later)."""
+first; the change still completes later).
+
+CreatePartitions also applies the proposals: KAFKA-20029's guardrail answers INVALID_REQUEST for an
+internal coordinator topic (unless the controller allows it) while the request's other topics go on;
+KIP-253 refuses an expansion while partitions are marked for deletion and writes the new
+`undeleted_partition_count` with the new assignment (the deletion side is partitions.py).
+"""
 from __future__ import annotations
 
 from collections import Counter
@@ -12,6 +18,7 @@ from kafka.protocol.admin import CreatePartitionsResponse, CreateTopicsResponse,
 from chaoskit.broker.assignment import PlacementError, leader_start, place_replicas
 from chaoskit.broker.handlers import handles
 from chaoskit.broker.topic_admin import check_assignment, create_topic, wait_for_metadata, zk_call
+from chaoskit.controller.topic_plan import COORDINATOR_TOPICS
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 
 
@@ -88,7 +95,16 @@ async def delete_topics(broker: Any, header: Any, request: Any) -> Any:
     return DeleteTopicsResponse(throttle_time_ms=0, responses=list(results.values()))
 
 
+def _check_guardrail(broker: Any, topic: str) -> None:
+    if topic in COORDINATOR_TOPICS and not broker.cache.allow_internal_partition_increase:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"{topic} is an internal coordinator topic: more partitions would route its keys to "
+                         "other partitions on brokers with older metadata (split brain); set "
+                         "controller.unstable.allow.internal.coordinator.partition.increase=true to allow it")
+
+
 async def _grow(broker: Any, t: Any, validate_only: bool) -> None:
+    _check_guardrail(broker, t.name)
     for _attempt in range(3):  # a concurrent rewrite of the assignment: re-read and retry
         current = await zk_call(broker.zk.assignment, t.name)
         if current is None:
@@ -96,6 +112,12 @@ async def _grow(broker: Any, t: Any, validate_only: bool) -> None:
         placed, version = current
         assignment = placed.partitions
         have = len(assignment)
+        marked = sorted(set(range(placed.undeleted, max(assignment) + 1)) & set(assignment)) or \
+            broker.cache.marked_for_deletion(t.name)
+        if marked:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                             f"topic {t.name!r} has partitions {marked} marked for deletion; it can grow again once "
+                             "they are removed (when empty: consume them, or DeleteRecords) (KIP-253)")
         if t.count <= have:
             raise KafkaError(ErrorCode.INVALID_PARTITIONS,
                              f"topic {t.name!r} has {have} partitions; the new count {t.count} must be larger")
@@ -113,7 +135,10 @@ async def _grow(broker: Any, t: Any, validate_only: bool) -> None:
                                        start=leader_start(live, assignment.get(0, [])))
             except PlacementError as e:
                 raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, str(e)) from e
-        grown = replace(placed, partitions={**assignment, **extra})  # other fields (KIP-253's) kept
+        grown = replace(placed, partitions={**assignment, **extra})  # other fields kept
+        if broker.config.ordered_delivery_enable:  # KIP-253: producers' count moves with the assignment
+            grown = grown.evolve(undeleted_partition_count=t.count,
+                                 initial_partition_count=placed.initial_partition_count or have)
         if validate_only or await zk_call(broker.zk.set_assignment, t.name, grown, version):
             return
     raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"the assignment of {t.name!r} kept changing; retry")

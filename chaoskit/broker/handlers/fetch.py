@@ -3,6 +3,9 @@ to the log end; a follower's fetch offset is its log end, which moves the leader
 (high watermark, ISR expansion). The request long-polls until min_bytes are there or max_wait_ms
 passes. With leader.epoch.fencing.enable a current_leader_epoch >= 0 is checked (KIP-320).
 We answer with session id 0, so clients never open incremental fetch sessions.
+A consumer's undeleted_partition_count tag that is not the leader's (KIP-253) gets
+INVALID_PARTITION_METADATA; a partition being removed (KIP-694 mode None) is no longer served to
+consumers (UNKNOWN_TOPIC_OR_PARTITION, which stock clients retry after a metadata refresh).
 """
 from __future__ import annotations
 
@@ -15,12 +18,13 @@ from chaoskit.broker.handlers import handles
 from chaoskit.broker.partition import Partition
 from chaoskit.broker.waiting import wait_any
 from chaoskit.protocol.errors import ErrorCode, KafkaError
+from chaoskit.protocol.extensions import PartitionMode
 
 TopicData = FetchResponse.FetchableTopicResponse
 PartData = FetchResponse.FetchableTopicResponse.PartitionData
 
 
-def _serving(broker: Any, topic: str, fp: Any, replica_id: int) -> Partition:
+def _serving(broker: Any, topic: str, fp: Any, replica_id: int, undeleted: int) -> Partition:
     """The partition, if this broker may answer this fetch for it; KafkaError otherwise."""
     p = broker.replicas.partition(topic, fp.partition)
     if p is None:
@@ -29,6 +33,11 @@ def _serving(broker: Any, topic: str, fp: Any, replica_id: int) -> Partition:
     p.require_leader()
     if replica_id >= 0 and replica_id not in p.replicas:
         raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{p}: broker {replica_id} is not a replica")
+    if replica_id < 0:
+        if p.mode == PartitionMode.NONE:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{p} is being removed (mode None)")
+        if broker.replicas.checks_partition_count(topic):
+            p.check_partition_count(undeleted)
     return p
 
 
@@ -57,7 +66,7 @@ async def fetch(broker: Any, header: Any, request: Any) -> Any:
     for topic in request.topics:
         for fp in topic.partitions:
             try:
-                p = _serving(broker, topic.topic, fp, replica_id)
+                p = _serving(broker, topic.topic, fp, replica_id, topic.undeleted_partition_count)
                 if follower and p.log_start_offset <= fp.fetch_offset <= p.log_end_offset:
                     # a fetch offset outside our log (a diverged follower) tells us nothing
                     broker.replicas.record_follower_fetch(p, replica_id, fp.fetch_offset)

@@ -1,4 +1,5 @@
-"""FindCoordinator and the group APIs, answered by the GroupCoordinator (chaoskit.broker.coordinator).
+"""FindCoordinator and the group APIs (with KIP-253's ConsumerGroupPosition, private key 32003),
+answered by the GroupCoordinator (chaoskit.broker.coordinator).
 
 The broker's part of FindCoordinator: create `__consumer_offsets` on the first lookup, make the
 coordinator place groups with the topic's real partition count, and tell it where each partition's
@@ -17,6 +18,7 @@ from chaoskit.broker.handlers import handles
 from chaoskit.broker.server import CLIENT_HOST
 from chaoskit.broker.topic_admin import OFFSETS_TOPIC
 from chaoskit.protocol.errors import ErrorCode, KafkaError
+from chaoskit.protocol.internal import CONSUMER_GROUP_POSITION
 
 log = logging.getLogger("chaoskit.broker.groups")
 
@@ -43,7 +45,7 @@ async def join_group(broker: Any, header: Any, request: Any) -> Any:
 
 
 _ROUTES = {8: "offset_commit", 9: "offset_fetch", 12: "heartbeat", 13: "leave_group", 14: "sync_group",
-           15: "describe_groups", 16: "list_groups"}
+           15: "describe_groups", 16: "list_groups", CONSUMER_GROUP_POSITION: "consumer_group_position"}
 
 
 @handles(*_ROUTES)

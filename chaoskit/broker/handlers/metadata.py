@@ -1,14 +1,18 @@
-"""ApiVersions and Metadata, answered from the registry and the metadata cache."""
+"""ApiVersions and Metadata, answered from the registry and the metadata cache.
+
+Metadata carries the proposals' tagged fields at its flexible versions (v9+): each topic's KIP-253
+`initial_partition_count` and `undeleted_partition_count`, each partition's KIP-694 `mode`
+(docs/protocol.md); stock clients skip them.
+"""
 from __future__ import annotations
 
 from typing import Any
-
-from kafka.protocol.metadata import MetadataResponse
 
 from chaoskit.broker.handlers import handles
 from chaoskit.broker.metadata_cache import MetadataCache
 from chaoskit.broker.topic_admin import INTERNAL_TOPICS, auto_create
 from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.extensions import MetadataResponse
 from chaoskit.protocol.registry import api_versions_response
 
 CLUSTER_ID = "chaoskit"
@@ -31,8 +35,10 @@ def topic_metadata(cache: MetadataCache, name: str) -> Any:
         out.append(Part(error_code=ErrorCode.NONE if leader_live else ErrorCode.LEADER_NOT_AVAILABLE,
                         partition_index=index, leader_id=info.leader if leader_live else -1,
                         leader_epoch=info.leader_epoch, replica_nodes=list(info.replicas),
-                        isr_nodes=list(info.isr), offline_replicas=list(info.offline_replicas)))
-    return Topic(name=name, error_code=ErrorCode.NONE, is_internal=name in INTERNAL_TOPICS, partitions=out)
+                        isr_nodes=list(info.isr), offline_replicas=list(info.offline_replicas), mode=int(info.mode)))
+    counts = cache.topic_counts(name)
+    return Topic(name=name, error_code=ErrorCode.NONE, is_internal=name in INTERNAL_TOPICS, partitions=out,
+                 initial_partition_count=counts.initial, undeleted_partition_count=counts.undeleted)
 
 
 @handles(3)

@@ -1,7 +1,7 @@
 """ListOffsets, OffsetForLeaderEpoch and DeleteRecords, all answered by the partition leader.
 
 ListOffsets: -2 earliest (log start), -1 latest (the high watermark for consumers, the log end for
-replicas), -3 the record with the largest timestamp, else the first record at or after the
+replicas and Kafka's debugging replica id -2, which the controller uses to see a partition empty), -3 the record with the largest timestamp, else the first record at or after the
 timestamp (best effort: a scan of batch headers). Each answer carries the leader epoch of the
 offset it returns (KIP-320). ListOffsets and OffsetForLeaderEpoch check current_leader_epoch.
 """
@@ -85,7 +85,7 @@ def _per_partition(request_topics: Any, name_of: Callable[[Any], str], answer: C
 @handles(2)
 async def list_offsets(broker: Any, header: Any, request: Any) -> Any:
     Part = ListOffsetsResponse.ListOffsetsTopicResponse.ListOffsetsPartitionResponse
-    replica = request.replica_id >= 0
+    replica = request.replica_id != -1  # a replica or the debugging id -2 sees the log end
 
     def answer(topic: str, rp: Any) -> Any:
         p = _leader(broker, topic, rp.partition_index, rp.current_leader_epoch)

@@ -3,6 +3,9 @@
 acks=all refuses up front when the ISR is smaller than min.insync.replicas (NOT_ENOUGH_REPLICAS),
 then waits for the high watermark to pass the appended batches within the request's timeout.
 Batches are validated (CRC32C, magic 2) before anything is written: CORRUPT_MESSAGE otherwise.
+The proposals' refusals, both INVALID_PARTITION_METADATA (retriable, with a message): a partition
+marked for deletion (KIP-694 ReadOnly or None), and a topic's undeleted_partition_count tag that is
+not the one the leader learned with its epoch (KIP-253; a request without the tag is not checked).
 """
 from __future__ import annotations
 
@@ -24,9 +27,13 @@ TopicResponse = ProduceResponse.TopicProduceResponse
 PartResponse = ProduceResponse.TopicProduceResponse.PartitionProduceResponse
 
 
-def _append(broker: Any, topic: str, index: int, records: bytes | None, acks: int) -> tuple[int, int, Any]:
+def _append(broker: Any, topic: str, index: int, records: bytes | None, acks: int,
+            undeleted: int) -> tuple[int, int, Any]:
     """(first offset, last offset, partition) of an append as leader; KafkaError on refusal."""
     p = broker.replicas.leader(topic, index)
+    p.check_writable()
+    if broker.replicas.checks_partition_count(topic):
+        p.check_partition_count(undeleted)
     if acks == -1:
         needed = broker.replicas.min_insync_replicas(topic)
         if len(p.isr) < needed:
@@ -52,7 +59,8 @@ async def produce(broker: Any, header: Any, request: Any) -> Any:
             try:
                 if acks not in (0, 1, -1):
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}: use 0, 1 or -1 (all)")
-                first, last, p = _append(broker, topic.name, part.index, part.records, acks)
+                first, last, p = _append(broker, topic.name, part.index, part.records, acks,
+                                         topic.undeleted_partition_count)
                 result.base_offset, result.log_start_offset = first, p.log_start_offset
                 if acks == -1:
                     waits[key] = broker.replicas.wait_replicated(p, last + 1, request.timeout_ms / 1000)

@@ -21,7 +21,8 @@ from chaoskit.protocol.errors import KafkaError
 from chaoskit.protocol.registry import REQUESTS, decode_request, encode_response, response_class
 
 METHODS = {8: "offset_commit", 9: "offset_fetch", 10: "find_coordinator", 11: "join_group", 12: "heartbeat",
-           13: "leave_group", 14: "sync_group", 15: "describe_groups", 16: "list_groups"}
+           13: "leave_group", 14: "sync_group", 15: "describe_groups", 16: "list_groups",
+           32003: "consumer_group_position"}
 SESSION_MS = 10_000
 REBALANCE_MS = 30_000
 _CTopic = OffsetCommitRequest.OffsetCommitRequestTopic

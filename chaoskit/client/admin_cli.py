@@ -1,0 +1,108 @@
+"""`chaoskit admin`: the proposals' topic changes against a running cluster.
+
+    chaoskit admin expand TOPIC --to N --bootstrap-server HOST:PORT
+    chaoskit admin shrink TOPIC --to N [--delay-ms D] --bootstrap-server HOST:PORT
+    chaoskit admin describe TOPIC [--json] --bootstrap-server HOST:PORT
+
+expand grows a topic (KIP-253: older partitions' leader epochs are bumped, new ones record them).
+shrink marks the partitions from N up ReadOnly; without --delay-ms each is removed once it is empty
+(KIP-253: consumed away by retention or DeleteRecords), with it D ms after it became ReadOnly, data
+or not (KIP-694). describe prints the counts, each partition's leader, epoch, mode and epoch maps.
+A refusal prints the broker's error and exits 1; a bad argument exits 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from chaoskit.client.admin import AdminClient, AdminError, TopicDescription, parse_bootstrap
+from chaoskit.protocol.wire_client import WireError
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a partition count (a whole number >= 1)")
+    return int(text)
+
+
+def _delay(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a delay in ms (a whole number >= 0)")
+    return int(text)
+
+
+def _bootstrap(text: str) -> str:
+    try:
+        parse_bootstrap(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def register(sub: Any) -> None:
+    admin = sub.add_parser("admin", help="expand, shrink or describe a topic of a running cluster",
+                           description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = admin.add_subparsers(dest="admin_command", metavar="ACTION", required=True)
+    for name, what in (("expand", "grow a topic to N partitions (KIP-253)"),
+                       ("shrink", "shrink a topic to N partitions (KIP-253 / KIP-694)"),
+                       ("describe", "counts, modes, leader epochs and epoch maps of a topic")):
+        p = actions.add_parser(name, help=what)
+        p.add_argument("topic")
+        p.add_argument("--bootstrap-server", required=True, type=_bootstrap, metavar="HOST:PORT[,HOST:PORT]")
+        if name == "describe":
+            p.add_argument("--json", action="store_true", help="print one JSON object")
+        else:
+            p.add_argument("--to", required=True, type=_count, metavar="N", help="the new partition count")
+        if name == "shrink":
+            p.add_argument("--delay-ms", type=_delay, metavar="D",
+                           help="remove the partitions D ms after they become ReadOnly (KIP-694); "
+                                "default: once each is empty (KIP-253)")
+        p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        with AdminClient(args.bootstrap_server) as admin:
+            if args.admin_command == "expand":
+                info = admin.expand(args.topic, args.to)
+                print(f"{args.topic}: {len(info.partitions)} partitions "
+                      f"(undeleted {info.undeleted_partition_count}, initial {info.initial_partition_count})")
+            elif args.admin_command == "shrink":
+                modes = admin.shrink(args.topic, args.to, args.delay_ms)
+                when = "once empty" if args.delay_ms is None else f"after {args.delay_ms} ms"
+                print(f"{args.topic}: undeleted partitions now {args.to}; marked for deletion ({when}): "
+                      + ", ".join(f"{p} {m.label}" for p, m in sorted(modes.items())))
+            else:
+                described = admin.describe(args.topic)
+                print(json.dumps(described.to_json()) if args.json else render(described))
+    except (AdminError, WireError) as e:
+        print(f"chaoskit admin {args.admin_command}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def render(d: TopicDescription) -> str:
+    t = d.topic
+    lines = [f"topic {t.name}: {len(t.partitions)} partitions, initial_partition_count "
+             f"{_or_dash(t.initial_partition_count)}, undeleted_partition_count {_or_dash(t.undeleted_partition_count)}",
+             f"{'partition':>9}  {'leader':>6}  {'epoch':>5}  {'mode':<9}  {'isr':<10}  epoch maps"]
+    for p, i in sorted(t.partitions.items()):
+        maps = d.epoch_maps.get(p)
+        notes = []
+        if maps and maps.after_creation:
+            notes.append(f"leaderEpochAfterCreation {_map(maps.after_creation)}")
+        if maps and maps.before_deletion:
+            notes.append(f"leaderEpochBeforeDeletion {_map(maps.before_deletion)}")
+        isr = ",".join(map(str, i.isr))
+        lines.append(f"{p:>9}  {i.leader:>6}  {i.leader_epoch:>5}  {i.mode.label:<9}  {isr:<10}  {'; '.join(notes)}")
+    return "\n".join(lines)
+
+
+def _or_dash(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _map(epochs: dict[int, int]) -> str:
+    return "{" + ", ".join(f"{p}: {e}" for p, e in sorted(epochs.items())) + "}"

@@ -1,0 +1,86 @@
+"""KAFKA-20029's guardrail on a real 3-broker cluster (patched profile): CreatePartitions for
+[orders, __consumer_offsets] grows orders and answers INVALID_REQUEST for the internal topic; the
+controller also undoes an internal topic's new partitions written straight into ZooKeeper; with
+controller.unstable.allow.internal.coordinator.partition.increase=true (controllers restarted,
+as the proposal says an operator must) both grow.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from kafka.protocol.metadata import FindCoordinatorRequest
+
+from chaoskit.client.admin import AdminClient
+from chaoskit.cluster.local import LocalCluster
+from chaoskit.cluster.waiting import wait_for
+from chaoskit.controller import zk_layout as zl
+from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.wire_client import WireClient
+
+OFFSETS = "__consumer_offsets"
+FLAG = "controller.unstable.allow.internal.coordinator.partition.increase"
+
+
+@pytest.fixture(scope="module")
+def cluster(kip_cluster: Callable[..., LocalCluster]) -> LocalCluster:
+    return kip_cluster()
+
+
+@pytest.fixture(scope="module")
+def admin(cluster: LocalCluster) -> Any:
+    with AdminClient(cluster.bootstrap_servers) as a:
+        admin_ready(cluster, a)
+        yield a
+
+
+def admin_ready(cluster: LocalCluster, admin: AdminClient) -> None:
+    """`orders` (2 partitions) and `__consumer_offsets` (5, made by the first FindCoordinator)."""
+    admin.create_topic("orders", 2, 3)
+
+    def coordinator_found() -> bool:
+        with WireClient(*cluster.broker(1).address) as c:
+            return c.request(FindCoordinatorRequest(key="g", key_type=0), 1).error_code == ErrorCode.NONE
+    wait_for(coordinator_found, 30, "__consumer_offsets created by FindCoordinator")
+    cluster.wait_until_replicated(OFFSETS)
+    cluster.wait_until_replicated("orders")
+
+
+def test_the_batch_goes_on_without_the_internal_topic(cluster: LocalCluster, admin: AdminClient, kip: Any):
+    results = admin.create_partitions({"orders": 4, OFFSETS: 10, "__transaction_state": 3,
+                                       "__share_group_state": 3})
+    assert results["orders"].code == ErrorCode.NONE
+    for internal in (OFFSETS, "__transaction_state", "__share_group_state"):
+        assert results[internal].code == ErrorCode.INVALID_REQUEST, internal
+        assert FLAG in results[internal].message
+    assert len(admin.topic("orders").partitions) == 4
+    assert len(admin.topic(OFFSETS).partitions) == 5 and len(kip.znode(cluster, OFFSETS).partitions) == 5
+
+
+def test_the_controller_undoes_a_raw_internal_expansion(cluster: LocalCluster, admin: AdminClient, kip: Any):
+    """A writer that bypasses the brokers (a stock ZooKeeper tool) is refused by the controller."""
+    znode = kip.znode(cluster, OFFSETS)
+    grown = znode.evolve(partitions={**znode.partitions, 5: list(znode.partitions[0])})
+    cluster.view.client.set(zl.topic_path(OFFSETS), grown.encode())
+    wait_for(lambda: sorted(kip.znode(cluster, OFFSETS).partitions) == list(range(5)), 30,
+             "the controller restored __consumer_offsets' 5 partitions",
+             cluster.active_controller().log_path)
+    assert 5 not in kip.state_znodes(cluster, OFFSETS)
+    assert "refused" in cluster.active_controller().log_path.read_text()
+
+
+def test_with_the_flag_both_grow(cluster: LocalCluster, admin: AdminClient, kip: Any):
+    cluster.spec.controller_config[FLAG] = True
+    for controller in cluster.controllers.values():
+        controller.stop()
+    for controller in cluster.controllers.values():
+        controller.start()
+    cluster.wait_for_controller(30)
+    # every broker hears the controller's setting in the UpdateMetadata of its failover
+    wait_for(lambda: admin.create_partitions({OFFSETS: 8}, validate_only=True)[OFFSETS].ok, 30,
+             "brokers learned the controller's flag")
+    results = admin.create_partitions({"orders": 6, OFFSETS: 8})
+    assert results["orders"].ok and results[OFFSETS].ok, results
+    assert len(admin.topic("orders").partitions) == 6 and len(admin.topic(OFFSETS).partitions) == 8
+    kip.wait_consistent(cluster, OFFSETS)
