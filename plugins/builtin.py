@@ -4,3 +4,12 @@ It is loaded through the `chaoskit` entry-point group (name `builtin`), exactly 
 a third-party plugin is. It gains a `chaoskit_add_<kind>` hookimpl as each pack lands.
 """
 from __future__ import annotations
+
+from chaoskit.hookspecs import Factories, hookimpl
+
+
+@hookimpl
+def chaoskit_add_faults() -> Factories:
+    from chaoskit_plugins.faults import FAULTS
+
+    return FAULTS

@@ -1,8 +1,8 @@
 """`chaoskit cluster up`: run a local cluster in the foreground until SIGINT or SIGTERM.
 
 Once every node is ready it prints one JSON object (run id, bootstrap servers, ZooKeeper address,
-every node with its id, role, pid, ports and log) on one line to stdout, and to --json-file if
-given. Ctrl-C or SIGTERM stops the nodes in reverse order; if this process is killed outright,
+every node with its id, role, pid, ports and log; with --proxied the proxy API URL and every link
+with its listen and upstream address) on one line to stdout, and to --json-file if given. Ctrl-C or SIGTERM stops the nodes in reverse order; if this process is killed outright,
 the run's reaper kills the nodes.
 """
 from __future__ import annotations
@@ -38,6 +38,12 @@ def register(sub: Any) -> None:
     up.add_argument("--zookeepers", type=_positive, default=1, help="ZooKeeper nodes, odd (default 1)")
     up.add_argument("--profile", choices=PROFILES, default="patched",
                     help="patched: every proposal on; unpatched: Kafka before them (default patched)")
+    up.add_argument("--proxied", action="store_true",
+                    help="every path (client, broker, controller, ZooKeeper) through its own fault proxy; "
+                         "the JSON gains the proxy API URL and the link names")
+    up.add_argument("--proxy-url", metavar="URL",
+                    help="with --proxied: use this running Toxiproxy API instead of starting chaoskit's own")
+    up.add_argument("--seed", type=int, default=0, help="seed of the fault proxy's random draws (default 0)")
     up.add_argument("--json-file", type=Path, help="also write the cluster's JSON description here")
     up.add_argument("--run-dir", type=Path, help="where logs and data go (default reports/runs/<run id>)")
     up.set_defaults(func=cluster_up)
@@ -49,7 +55,8 @@ def cluster_up(args: argparse.Namespace) -> int:
 
     try:
         spec = ClusterSpec(brokers=args.brokers, controllers=args.controllers, zookeepers=args.zookeepers,
-                           profile=args.profile, run_dir=args.run_dir)
+                           profile=args.profile, run_dir=args.run_dir, proxied=args.proxied,
+                           proxy_url=args.proxy_url, seed=args.seed)
     except ValueError as e:
         raise UsageError(str(e)) from e
     stop = threading.Event()

@@ -26,12 +26,15 @@ from kafka.protocol.metadata import MetadataRequest
 
 from chaoskit.cluster.node import Lifecycle, Node
 from chaoskit.cluster.processes import BrokerNode, ConfigNode, ControllerNode
-from chaoskit.cluster.spec import Address, ClusterSpec
+from chaoskit.cluster.spec import Address, ClusterSpec, Router
+from chaoskit.cluster.topology import ProxiedRouter
 from chaoskit.cluster.waiting import wait_for
 from chaoskit.cluster.zk_view import ZkView
 from chaoskit.cluster.zookeeper import ZooKeeperEnsemble
 from chaoskit.controller.zk_layout import PartitionState
 from chaoskit.protocol.wire_client import WireClient
+from chaoskit.proxy.client import ToxiproxyClient
+from chaoskit.proxy.process import ProxyServer
 
 log = logging.getLogger("chaoskit.cluster")
 
@@ -54,12 +57,15 @@ class LocalCluster(Lifecycle):
                           also_ready=lambda i=i: self._broker_registered(i))
             for i in range(1, spec.brokers + 1)}
         self.view: ZkView | None = None
+        self.router: Router = spec.router
+        self.proxy: ProxyServer | None = None  # our proxy server, when proxied without a proxy_url
+        self.proxy_url: str | None = None
         self._reaper: subprocess.Popen[bytes] | None = None
         self.startup_seconds: float | None = None
 
     # --- configs -----------------------------------------------------------------------------
     def _zk_connect_for(self, name: str) -> str:
-        return ",".join(_hp(self.spec.router.address(name, z.name, (z.host, z.ports.client)))
+        return ",".join(_hp(self.router.address(name, z.name, (z.host, z.ports.client)))
                         for z in self.zookeeper.nodes)
 
     def _routed(self, source: str, targets: dict[int, BrokerNode]) -> dict[str, str]:
@@ -67,7 +73,7 @@ class LocalCluster(Lifecycle):
         (an unlisted broker is reached at the address it registered)."""
         out = {}
         for bid, b in targets.items():
-            routed = self.spec.router.address(source, b.name, b.address)
+            routed = self.router.address(source, b.name, b.address)
             if routed != b.address:
                 out[str(bid)] = _hp(routed)
         return out
@@ -77,7 +83,7 @@ class LocalCluster(Lifecycle):
         generated = {
             "broker.id": node.broker_id,
             "listeners": _hp(node.address),
-            "advertised.listeners": _hp(self.spec.router.address("client", node.name, node.address)),
+            "advertised.listeners": _hp(self.router.address("client", node.name, node.address)),
             "log.dirs": str(node.data_dir),
             "zookeeper.connect": self._zk_connect_for(node.name),
             "peer.addresses": self._routed(node.name, {i: b for i, b in self.brokers.items() if b is not node}),
@@ -99,6 +105,8 @@ class LocalCluster(Lifecycle):
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._start_reaper()
         timeout = self.spec.ready_timeout
+        if self.spec.proxied:
+            self._start_proxies()
         self.zookeeper.start(timeout)
         self.view = ZkView(self.zookeeper.connect_string)
         self._parallel(lambda n: n.start(), list(self.controllers.values()))
@@ -110,6 +118,24 @@ class LocalCluster(Lifecycle):
         (self.run_dir / "cluster.json").write_text(json.dumps(self.describe(), indent=1) + "\n")
         log.info("cluster %s ready in %.1fs: %s", self.run_id, self.startup_seconds, self.bootstrap_servers)
         return self
+
+    def _start_proxies(self) -> None:
+        if self.spec.proxy_url is None:
+            self.proxy = ProxyServer(self.run_id, self.run_dir, host=self.spec.host, seed=self.spec.seed)
+            self.proxy.start()
+            self.proxy_url = self.proxy.url
+        else:
+            self.proxy_url = self.spec.proxy_url
+        client = ToxiproxyClient(self.proxy_url)
+        client.delete_all()  # a reused Toxiproxy may hold a previous run's links
+        self.router = ProxiedRouter(client, self.spec.host)
+
+    @property
+    def proxies(self) -> ToxiproxyClient:
+        """The Toxiproxy API of a proxied cluster."""
+        if self.proxy_url is None:
+            raise RuntimeError("this cluster is not proxied; start it with ClusterSpec(proxied=True)")
+        return ToxiproxyClient(self.proxy_url)
 
     @staticmethod
     def _parallel(action: Any, nodes: list[Node]) -> None:
@@ -128,6 +154,8 @@ class LocalCluster(Lifecycle):
             self.view.close()
             self.view = None
         self.zookeeper.stop()
+        if self.proxy is not None:
+            self.proxy.stop()
         if self._reaper is not None and self._reaper.poll() is None:
             self._reaper.terminate()  # it reaps whatever is left, then exits
             try:
@@ -211,12 +239,13 @@ class LocalCluster(Lifecycle):
 
     @property
     def nodes(self) -> list[Node]:
-        return [*self.zookeeper.nodes, *self.controllers.values(), *self.brokers.values()]
+        proxy = [self.proxy] if self.proxy is not None else []
+        return [*proxy, *self.zookeeper.nodes, *self.controllers.values(), *self.brokers.values()]
 
     @property
     def bootstrap_servers(self) -> str:
         """The brokers' addresses as clients use them (their proxies when routed)."""
-        return ",".join(_hp(self.spec.router.address("client", b.name, b.address)) for b in self.brokers.values())
+        return ",".join(_hp(self.router.address("client", b.name, b.address)) for b in self.brokers.values())
 
     @property
     def zookeeper_connect(self) -> str:
@@ -232,4 +261,10 @@ class LocalCluster(Lifecycle):
             "startup_seconds": None if self.startup_seconds is None else round(self.startup_seconds, 3),
             "reaper_pid": self._reaper.pid if self._reaper is not None else None,
             "nodes": [n.describe() for n in self.nodes],
+            **self._describe_proxies(),
         }
+
+    def _describe_proxies(self) -> dict[str, Any]:
+        if not isinstance(self.router, ProxiedRouter):
+            return {}
+        return {"proxy": {"api": self.proxy_url, "links": self.router.describe()}}

@@ -74,6 +74,11 @@ class ClusterSpec:
     host: str = "127.0.0.1"
     router: Router = field(default_factory=DirectRouter)
     ready_timeout: float = 60.0
+    # every path through its own fault proxy (chaoskit.cluster.topology); our proxy server is
+    # started with the cluster unless proxy_url names a running Toxiproxy API to use instead
+    proxied: bool = False
+    proxy_url: str | None = None
+    seed: int = 0  # the proxy's random draws (toxicity, jitter, slices)
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -91,6 +96,10 @@ class ClusterSpec:
         unknown = sorted(set(self.overrides) - known)
         if unknown:
             raise ValueError(f"overrides for unknown node(s) {', '.join(unknown)}; nodes are {', '.join(sorted(known))}")
+        if self.proxy_url is not None and not self.proxied:
+            raise ValueError("proxy_url is only used with proxied=True")
+        if self.proxied and not isinstance(self.router, DirectRouter):
+            raise ValueError("proxied=True makes its own router; give either a router or proxied, not both")
         self.run_dir = Path(self.run_dir) if self.run_dir is not None else Path("reports") / "runs" / self.run_id
 
     @property

@@ -5,7 +5,8 @@ the same dicts every other process writes to the history (docs/history.md):
 
 * process ``"nemesis"``, type ``"info"`` (a fault's effect is never an ok/fail
   answer), f ``"start"`` or ``"stop"``;
-* value ``{"fault": name, "target": spec, "params": {...}, "window": id}``, to which
+* value ``{"fault": name, "target": spec, "params": {...}, "window": id, "pick": n}``
+  (``pick``, the window's seeded number for choices made when resolving, when it has one), to which
   ``invoke`` adds ``"resolved"``: the concrete node(s) the target spec named at
   that moment (e.g. ``{"broker": 2}`` for ``leader-of:orders/0``);
 * ``error`` set when the nemesis raised: the fault is then indeterminate.
@@ -61,6 +62,8 @@ def fault_op(f: str, fault: Fault) -> Op:
     if f not in (START, STOP):
         raise ValueError(f"a nemesis op's f is {START!r} or {STOP!r}, got {f!r}")
     value = {"fault": fault.name, "target": fault.target, "params": dict(fault.params), "window": fault.id}
+    if getattr(fault, "pick", None) is not None:
+        value["pick"] = fault.pick  # type: ignore[attr-defined]
     return {"process": PROCESS, "type": "info", "f": f, "value": value}
 
 

@@ -1,1 +1,21 @@
-"""Built-in fault packs: partitions, process faults, zombies, unclean elections, stale metadata, link toxics."""
+"""Built-in fault packs: partitions, process faults, zombies, unclean elections, stale metadata, link toxics.
+
+`FAULTS` maps each fault's name to its factory (keyword options become the defaults of every
+window's params); plugins/builtin.py registers it through the `chaoskit_add_faults` hook.
+docs/faults.md describes each fault and its params.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Callable
+
+from chaoskit_plugins.faults.cluster_faults import (AdminFault, FreezeClientMetadataFault, StaleMetadataFault,
+                                                    UncleanElectionFault, ZombieFault)
+from chaoskit_plugins.faults.network import TOXICS, PartitionFault, ToxicFault
+from chaoskit_plugins.faults.process import KillFault, PauseFault, RestartFault
+
+FAULTS: dict[str, Callable[..., Any]] = {
+    cls.name: cls for cls in (PartitionFault, KillFault, PauseFault, RestartFault, ZombieFault,
+                              UncleanElectionFault, StaleMetadataFault, FreezeClientMetadataFault, AdminFault)
+}
+FAULTS.update({name: partial(ToxicFault, name) for name in TOXICS})

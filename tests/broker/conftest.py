@@ -260,49 +260,7 @@ def start_brokers(zk_root: tuple[str, KazooClient], tmp_path: Path) -> Iterator[
             b.stop()
 
 
-# -- requests the tests send over the wire --------------------------------------------------------
-def produce(client: WireClient, topic: str, partition: int, batch: bytes, acks: int = -1,
-            timeout_ms: int = 5000, version: int = 8) -> Any:
-    """One batch to one partition; the partition's response (error_code, base_offset, ...)."""
-    from kafka.protocol.producer import ProduceRequest
-    data = ProduceRequest.TopicProduceData
-    request = ProduceRequest(transactional_id=None, acks=acks, timeout_ms=timeout_ms, topic_data=[
-        data(name=topic, partition_data=[data.PartitionProduceData(index=partition, records=batch)])])
-    response = client.request(request, version)
-    return None if response is None else response.responses[0].partition_responses[0]
-
-
-def fetch(client: WireClient, topic: str, partition: int, offset: int, replica_id: int = -1,
-          current_leader_epoch: int = -1, max_wait_ms: int = 0, min_bytes: int = 1, version: int = 11,
-          timeout: float | None = None) -> Any:
-    """A one-partition Fetch; the partition's response (error_code, high_watermark, records, ...)."""
-    from kafka.protocol.consumer import FetchRequest
-    part = FetchRequest.FetchTopic.FetchPartition(partition=partition, current_leader_epoch=current_leader_epoch,
-                                                  fetch_offset=offset, log_start_offset=-1,
-                                                  partition_max_bytes=1 << 20)
-    request = FetchRequest(replica_id=replica_id, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 22,
-                           isolation_level=0, session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
-                           topics=[FetchRequest.FetchTopic(topic=topic, partitions=[part])])
-    return client.request(request, version, timeout=timeout).responses[0].partitions[0]
-
-
-def list_offset(client: WireClient, topic: str, partition: int, timestamp: int, current_leader_epoch: int = -1,
-                replica_id: int = -1, version: int = 5) -> Any:
-    from kafka.protocol.consumer import ListOffsetsRequest
-    t = ListOffsetsRequest.ListOffsetsTopic
-    request = ListOffsetsRequest(replica_id=replica_id, isolation_level=0, topics=[t(name=topic, partitions=[
-        t.ListOffsetsPartition(partition_index=partition, current_leader_epoch=current_leader_epoch,
-                               timestamp=timestamp)])])
-    return client.request(request, version).topics[0].partitions[0]
-
-
-def epoch_end(client: WireClient, topic: str, partition: int, leader_epoch: int, current_leader_epoch: int = -1,
-              version: int = 3) -> Any:
-    from kafka.protocol.consumer import OffsetForLeaderEpochRequest
-    t = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
-    request = OffsetForLeaderEpochRequest(replica_id=-1, topics=[t(topic=topic, partitions=[t.OffsetForLeaderPartition(
-        partition=partition, current_leader_epoch=current_leader_epoch, leader_epoch=leader_epoch)])])
-    return client.request(request, version).topics[0].partitions[0]
+from chaoskit.protocol.requests import epoch_end, fetch, list_offset, produce  # noqa: E402
 
 
 @pytest.fixture

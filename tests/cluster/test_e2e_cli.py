@@ -72,9 +72,20 @@ def test_up_describes_a_working_cluster_and_sigterm_tears_it_down(tmp_path: Path
         assert run_processes(d["run_id"]) == []
 
 
-def test_kill_9_of_the_runner_leaves_nothing_behind(tmp_path: Path):
-    with cluster_up(tmp_path, "--brokers", "1") as (proc, d):
-        assert len(run_processes(d["run_id"])) == 3  # zookeeper, controller, broker
+def test_proxied_up_routes_every_path_through_a_named_proxy_and_kill_9_leaves_nothing(tmp_path: Path):
+    with cluster_up(tmp_path, "--brokers", "2", "--proxied") as (proc, d):
+        links = d["proxy"]["links"]
+        assert sorted(links) == ["b1-b2", "b1-zk1", "b2-b1", "b2-zk1", "c-b1", "c-b2", "ctl1-b1", "ctl1-b2",
+                                 "ctl1-zk1"]
+        assert d["proxy"]["api"].startswith("http://127.0.0.1:")
+        brokers = {n["id"]: n for n in d["nodes"] if n["role"] == "broker"}
+        for i, b in brokers.items():  # clients are told the c-bN proxy, which forwards to the broker
+            assert b["advertised"] == links[f"c-b{i}"]["listen"] and links[f"c-b{i}"]["upstream"] == b["address"]
+        assert d["bootstrap_servers"] == ",".join(links[f"c-b{i}"]["listen"] for i in sorted(brokers))
+        listed = subprocess.run(["kcat", "-L", "-b", d["bootstrap_servers"], "-m", "10"],
+                                capture_output=True, text=True, timeout=30)
+        assert listed.returncode == 0 and links["c-b1"]["listen"] in listed.stdout, listed.stderr
+        assert len(run_processes(d["run_id"])) == 5  # proxy, zookeeper, controller, two brokers
         proc.kill()
         proc.wait()
         killed_at = time.monotonic()

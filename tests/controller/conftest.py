@@ -212,36 +212,17 @@ def controller_cli(tmp_path: Path) -> Callable[[dict[str, Any] | str], tuple[int
 
 
 # -- real 3-broker clusters for the proposals' end-to-end tests (test_e2e_*.py) -------------------
-KIP_BROKER = {"zookeeper.session.timeout.ms": 4000, "replica.lag.time.max.ms": 3000,
-              "replica.fetch.wait.max.ms": 200}
-KIP_CONTROLLER = {"zookeeper.session.timeout.ms": 4000, "controller.request.timeout.ms": 2000,
-                  "delete.topic.partition.interval.delay.ms": 300}
-
-
 @pytest.fixture(scope="module")
-def kip_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Any]]:
+def kip_cluster(make_cluster: Callable[..., Any]) -> Callable[..., Any]:
     """kip_cluster(profile="patched", controllers=2, controller_config=None, overrides=None) -> a
     started 3-broker LocalCluster with quick timeouts and a 300 ms partition-deletion tick; every
     cluster of the module is stopped at its end, even after a failure."""
-    from chaoskit.cluster.local import LocalCluster
-    from chaoskit.cluster.spec import ClusterSpec
-    started: list[LocalCluster] = []
-
     def make(profile: str = "patched", controllers: int = 2, controller_config: dict[str, Any] | None = None,
-             overrides: dict[str, dict[str, Any]] | None = None) -> LocalCluster:
-        cluster = LocalCluster(ClusterSpec(
-            brokers=3, controllers=controllers, profile=profile, run_dir=tmp_path_factory.mktemp("run"),
-            broker_config=dict(KIP_BROKER), controller_config={**KIP_CONTROLLER, **(controller_config or {})},
-            overrides=overrides or {}))
-        started.append(cluster)
-        cluster.start()
-        return cluster
-
-    try:
-        yield make
-    finally:
-        for cluster in reversed(started):
-            cluster.stop()
+             overrides: dict[str, dict[str, Any]] | None = None) -> Any:
+        return make_cluster(brokers=3, controllers=controllers, profile=profile, overrides=overrides or {},
+                            controller_config={"delete.topic.partition.interval.delay.ms": 300,
+                                               **(controller_config or {})})
+    return make
 
 
 class KipTools:

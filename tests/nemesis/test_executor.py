@@ -80,7 +80,8 @@ def test_starts_and_stops_each_window_on_time_and_records_ops():
         (5.0, "start", 3), (6.0, "stop", 2), (9.0, "stop", 3),
     ]
     assert ops[0] == {"process": "nemesis", "type": "info", "f": "start", "value": {
-        "fault": "partition", "target": "leader-of:orders/0", "params": {}, "window": 0, "resolved": {"broker": 1}}}
+        "fault": "partition", "target": "leader-of:orders/0", "params": {}, "window": 0, "pick": 7,
+        "resolved": {"broker": 1}}}
     assert [(o["f"], o["value"]["window"]) for o in ops] == [c[1:] for c in nemesis.calls]
 
 
@@ -113,7 +114,8 @@ def test_a_failing_start_is_recorded_as_indeterminate_and_still_stopped():
     go()
     failed = [o for o in ops if "error" in o]
     assert failed == [{"process": "nemesis", "type": "info", "f": "start", "error": "ConnectionError: proxy unreachable",
-                       "value": {"fault": "partition", "target": "leader-of:orders/0", "params": {}, "window": 0}}]
+                       "value": {"fault": "partition", "target": "leader-of:orders/0", "params": {}, "window": 0,
+                                 "pick": 7}}]
     assert (4.0, "stop", 0) in nemesis.calls and len(ops) == 8  # the run went on
 
 

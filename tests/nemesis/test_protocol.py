@@ -29,7 +29,7 @@ class Named:
 
 def test_fault_op_has_the_history_shape():
     assert fault_op("start", WINDOW) == {"process": "nemesis", "type": "info", "f": "start", "value": {
-        "fault": "kill", "target": "broker:2", "params": {"signal": "KILL"}, "window": 3}}
+        "fault": "kill", "target": "broker:2", "params": {"signal": "KILL"}, "window": 3, "pick": 99}}
     with pytest.raises(ValueError, match="'start' or 'stop'"):
         fault_op("heal", WINDOW)
     assert with_error(fault_op("stop", WINDOW), TimeoutError("no answer"))["error"] == "TimeoutError: no answer"

@@ -1,6 +1,6 @@
-"""Fixtures for the end-to-end tests: real local clusters (ZooKeeper, controllers, brokers as
-processes) with short timeouts so failures are detected in seconds, stopped at the end of the
-module even when a test fails."""
+"""Fixtures shared by the end-to-end tests of every package: real local clusters (ZooKeeper,
+controllers, brokers as processes, optionally behind fault proxies) with short timeouts so failures
+are detected in seconds, stopped at the end of the module even when a test fails."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -19,14 +19,14 @@ FAST_CONTROLLER = {"zookeeper.session.timeout.ms": 4000, "controller.request.tim
 
 @pytest.fixture(scope="module")
 def make_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., LocalCluster]]:
-    """make_cluster(brokers=3, controllers=2, **spec) -> a started LocalCluster, stopped at module end."""
+    """make_cluster(brokers=3, controllers=2, broker_config=None, controller_config=None, **spec) -> a started LocalCluster, stopped at module end."""
     started: list[LocalCluster] = []
 
     def make(brokers: int = 3, controllers: int = 2, broker_config: dict[str, Any] | None = None,
-             **spec: Any) -> LocalCluster:
+             controller_config: dict[str, Any] | None = None, **spec: Any) -> LocalCluster:
         cluster = LocalCluster(ClusterSpec(
             brokers=brokers, controllers=controllers, run_dir=tmp_path_factory.mktemp("run"),
-            broker_config={**FAST_BROKER, **(broker_config or {})}, controller_config=dict(FAST_CONTROLLER),
+            broker_config={**FAST_BROKER, **(broker_config or {})}, controller_config={**FAST_CONTROLLER, **(controller_config or {})},
             **spec))
         started.append(cluster)
         cluster.start()
@@ -41,11 +41,13 @@ def make_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[
 
 @pytest.fixture
 def restore(request: pytest.FixtureRequest) -> Iterator[Callable[[LocalCluster], None]]:
-    """restore(cluster): after the test, start every stopped node again (keeping its data) and wait
+    """restore(cluster): after the test, heal every proxied link, start every stopped node again (keeping its data) and wait
     until every broker sees every other, so the next test of the module gets a whole cluster."""
     clusters: list[LocalCluster] = []
     yield clusters.append
     for cluster in clusters:
+        if cluster.proxy_url is not None:
+            cluster.proxies.reset()  # every link enabled, every toxic gone
         for node in [*cluster.controllers.values(), *cluster.brokers.values()]:
             if node.paused:
                 node.resume()

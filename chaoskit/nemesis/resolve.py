@@ -1,0 +1,65 @@
+"""Resolving a target spec to concrete node names at the moment a fault starts.
+
+The leader of a partition moves during a run, so `leader-of:orders/0` means whoever leads it when
+the window opens, read from ZooKeeper (the truth, not some broker's possibly stale metadata).
+Choices among several candidates (which follower, which broker) use the window's seeded `pick`,
+over candidates in a sorted order, so a replayed schedule hits the same nodes.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chaoskit.nemesis.targets import Target, parse_target
+
+CLIENT = "client"
+
+
+class TargetUnavailable(RuntimeError):
+    """The target names no node right now (an offline partition, no controller, no live broker)."""
+
+
+def resolve(target: str | Target, cluster: Any, pick: int = 0) -> str:
+    """The node name (e.g. "broker-2", "controller-1", "client") that `target` names now."""
+    t = parse_target(target) if isinstance(target, str) else target
+    if t.kind == "client":
+        return CLIENT
+    if t.kind == "broker":
+        if t.broker not in cluster.brokers:
+            raise TargetUnavailable(f"{t}: the cluster has brokers {sorted(cluster.brokers)}")
+        return cluster.brokers[t.broker].name
+    if t.kind == "active-controller":
+        node = cluster.active_controller()
+        if node is None:
+            raise TargetUnavailable(f"{t}: no controller holds /controller right now")
+        return node.name
+    if t.kind == "random-broker":
+        live = sorted(i for i, b in cluster.brokers.items() if b.running)
+        if not live:
+            raise TargetUnavailable(f"{t}: no broker is running")
+        return cluster.brokers[live[pick % len(live)]].name
+    assert t.topic is not None and t.partition is not None
+    state = cluster.partition_state(t.topic, t.partition)
+    if state is None:
+        raise TargetUnavailable(f"{t}: partition {t.topic}/{t.partition} has no state in ZooKeeper")
+    if t.kind == "leader-of":
+        if state.leader not in cluster.brokers:
+            raise TargetUnavailable(f"{t}: {t.topic}/{t.partition} has no leader (leader {state.leader})")
+        return cluster.brokers[state.leader].name
+    replicas = (cluster.view.assignment(t.topic) or {}).get(t.partition, [])
+    followers = sorted(r for r in replicas if r != state.leader)
+    if not followers:
+        raise TargetUnavailable(f"{t}: {t.topic}/{t.partition} has no follower (replicas {replicas})")
+    return cluster.brokers[followers[pick % len(followers)]].name
+
+
+def node_by_name(cluster: Any, name: str) -> Any:
+    """The cluster's node called `name` (broker-N, controller-N, zookeeper-N)."""
+    for node in cluster.nodes:
+        if node.name == name:
+            return node
+    raise TargetUnavailable(f"no node {name!r} in this cluster: {', '.join(n.name for n in cluster.nodes)}")
+
+
+def node_names(cluster: Any, roles: tuple[str, ...] = ("broker", "controller", "zookeeper")) -> list[str]:
+    """The names of the cluster's nodes of these roles, in a stable order."""
+    return sorted(n.name for n in cluster.nodes if n.role in roles)

@@ -1,0 +1,202 @@
+"""Faults that stage a known failure story, step by step, each step waiting on the cluster's state.
+
+- `zombie` (KAFKA-6880): the target broker loses ZooKeeper (its `bN-zkM` links are cut) while its
+  replication and client links stay up. Its session expires, the controller moves its leaderships
+  and drops it from ISRs at new leader epochs, yet it keeps fetching with the epochs it had:
+  patched leaders answer FENCED_LEADER_EPOCH and keep it out of the ISR (KIP-320).
+  Params: `wait_expiry` (default true: the start op returns once /brokers/ids/N is gone),
+  `timeout_s` (30).
+- `unclean-election` (target `leader-of:<topic>/<p>`): cut the followers' fetch links to the
+  leader until the ISR shrinks to the leader alone, let acknowledged writes land on it alone
+  (`solo_writes`, default 1, waited for up to `solo_timeout_s`), then kill the leader (`mode`
+  `kill`, default) or cut it off entirely (`isolate`) and heal the followers' links, so the
+  controller elects an out-of-sync replica (with `unclean.leader.election.enable`; without it
+  the partition goes offline, which the op records). At the window's end the old leader returns
+  and must truncate what it alone had (`wait_rejoin`, default true: until it is back in the ISR).
+- `stale-metadata`: the controllers cannot reach the target broker (`ctlN-bX` cut), so it keeps
+  serving the leaders, epochs and partition counts it last heard while the cluster moves on.
+- `freeze-client-metadata`: the workload's clients stop refreshing metadata (each client that
+  has `freeze_metadata()`/`thaw_metadata()`; the target is `client`).
+- `admin`: a scheduled admin change: `op` `expand` or `shrink`, `topic`, `to` (a count) or `by`
+  (a change, e.g. 2 or -2), `delay_ms` (shrink: KIP-694's delay; absent: removed once empty).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from chaoskit.cluster.topology import link_name
+from chaoskit.cluster.waiting import NotReady, wait_for
+from chaoskit.controller.zk_layout import NO_LEADER
+from chaoskit.nemesis.base import WindowedFault, check_params
+from chaoskit.nemesis.link_sets import isolate
+from chaoskit.nemesis.targets import parse_target
+from chaoskit.protocol.requests import LATEST, list_offset
+from chaoskit.protocol.wire_client import WireClient
+
+
+def _broker(ctx: Any, target: str, pick: int) -> Any:
+    node = ctx.node(ctx.resolve(target, pick))
+    if node.role != "broker":
+        raise ValueError(f"target {target!r} names {node.name}, not a broker")
+    return node
+
+
+class ZombieFault(WindowedFault):
+    name = "zombie"
+
+    def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
+        check_params(self.name, params, {"wait_expiry", "timeout_s", "how"})
+        ctx = self.context
+        broker = _broker(ctx, target, pick)
+        links = [l.name for l in ctx.links if l.source == broker.name and l.target.startswith("zookeeper-")]
+        how = params.get("how", "refuse")
+        ctx.cutter.cut(links, how)
+        state: dict[str, Any] = {"broker": broker.broker_id, "node": broker.name, "links": links, "how": how}
+        if params.get("wait_expiry", True):
+            view = ctx.cluster.view
+            wait_for(lambda: not view.registered(broker.broker_id), float(params.get("timeout_s", 30)),
+                     f"{broker.name}'s ZooKeeper session expiring after its ZooKeeper links were cut",
+                     broker.log_path)
+            state["expired"] = True
+        return state
+
+    def stop(self, state: dict[str, Any]) -> None:
+        self.context.cutter.heal(state["links"], state["how"])
+
+
+class UncleanElectionFault(WindowedFault):
+    name = "unclean-election"
+    PARAMS = {"mode", "solo_writes", "solo_timeout_s", "isr_timeout_s", "elect_timeout_s", "wait_rejoin",
+              "rejoin_timeout_s"}
+
+    def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
+        check_params(self.name, params, self.PARAMS)
+        t = parse_target(target)
+        if t.kind != "leader-of":
+            raise ValueError(f"unclean-election needs a target leader-of:<topic>/<partition>, got {target!r}")
+        mode = params.get("mode", "kill")
+        if mode not in ("kill", "isolate"):
+            raise ValueError(f"unclean-election: mode {mode!r} is not kill or isolate")
+        ctx, cluster = self.context, self.context.cluster
+        topic, partition = t.topic, t.partition
+        leader = _broker(ctx, target, pick)
+        replicas = (cluster.view.assignment(topic) or {}).get(partition, [])
+        followers = [cluster.brokers[r].name for r in replicas if r != leader.broker_id]
+        fetch_links = [link_name(f, leader.name) for f in followers]
+        ctx.cutter.cut(fetch_links)
+        state: dict[str, Any] = {"topic": topic, "partition": partition, "broker": leader.broker_id,
+                                 "node": leader.name, "mode": mode, "isolated": []}
+        try:
+            shrunk = wait_for(lambda: (s := cluster.partition_state(topic, partition)) and
+                              s.leader == leader.broker_id and s.isr == [leader.broker_id] and s,
+                              float(params.get("isr_timeout_s", 30)),
+                              f"the ISR of {topic}/{partition} shrinking to its leader {leader.name}", leader.log_path)
+            state["solo_epoch"] = shrunk.leader_epoch
+            state["solo_from"] = base = self._high_watermark(leader, topic, partition)
+            want = base + int(params.get("solo_writes", 1))
+            try:
+                wait_for(lambda: self._high_watermark(leader, topic, partition) >= want,
+                         float(params.get("solo_timeout_s", 15)), f"writes acknowledged by {leader.name} alone")
+            except NotReady:
+                pass  # no workload wrote meanwhile: the election is still unclean, only nothing diverges
+            state["solo_to"] = self._high_watermark(leader, topic, partition)
+            if mode == "kill":
+                leader.kill()
+            else:
+                state["isolated"] = [l.name for l in isolate(ctx.links, leader.name)]
+                ctx.cutter.cut(state["isolated"])
+        finally:
+            ctx.cutter.heal(fetch_links)
+        after = wait_for(lambda: (s := cluster.partition_state(topic, partition)) and s.leader != leader.broker_id
+                         and s, float(params.get("elect_timeout_s", 30)),
+                         f"the controller replacing {leader.name} as leader of {topic}/{partition}")
+        state["new_leader"] = after.leader
+        state["new_epoch"] = after.leader_epoch
+        state["unclean"] = after.leader != NO_LEADER
+        state["wait_rejoin"] = params.get("wait_rejoin", True)
+        state["rejoin_timeout_s"] = float(params.get("rejoin_timeout_s", 60))
+        return state
+
+    @staticmethod
+    def _high_watermark(broker: Any, topic: str, partition: int) -> int:
+        with WireClient(*broker.address, timeout=5.0, client_id="chaoskit-nemesis") as client:
+            return int(list_offset(client, topic, partition, LATEST).offset)
+
+    def stop(self, state: dict[str, Any]) -> dict[str, Any]:
+        ctx, cluster = self.context, self.context.cluster
+        leader = cluster.brokers[state["broker"]]
+        if state["mode"] == "kill":
+            if not leader.running:
+                leader.start(clean=False)
+        else:
+            ctx.cutter.heal(state["isolated"])
+        if state["wait_rejoin"] and state["unclean"]:
+            wait_for(lambda: (s := cluster.partition_state(state["topic"], state["partition"])) and
+                     leader.broker_id in s.isr, state["rejoin_timeout_s"],
+                     f"{leader.name} rejoining the ISR of {state['topic']}/{state['partition']}", leader.log_path)
+            return {**state, "rejoined": True}
+        return state
+
+
+class StaleMetadataFault(WindowedFault):
+    name = "stale-metadata"
+
+    def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
+        check_params(self.name, params, {"how"})
+        ctx = self.context
+        broker = _broker(ctx, target, pick)
+        links = [l.name for l in ctx.links if l.target == broker.name and l.source.startswith("controller-")]
+        how = params.get("how", "refuse")
+        ctx.cutter.cut(links, how)
+        return {"broker": broker.broker_id, "node": broker.name, "links": links, "how": how}
+
+    def stop(self, state: dict[str, Any]) -> None:
+        self.context.cutter.heal(state["links"], state["how"])
+
+
+class FreezeClientMetadataFault(WindowedFault):
+    name = "freeze-client-metadata"
+
+    def _clients(self) -> list[Any]:
+        able = [c for c in self.context.clients if hasattr(c, "freeze_metadata") and hasattr(c, "thaw_metadata")]
+        if not able:
+            raise ValueError("freeze-client-metadata: none of the run's clients can freeze its metadata "
+                             "(it needs freeze_metadata()/thaw_metadata(), as the ordered client has)")
+        return able
+
+    def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
+        check_params(self.name, params, set())
+        clients = self._clients()
+        for c in clients:
+            c.freeze_metadata()
+        return {"clients": len(clients)}
+
+    def stop(self, state: dict[str, Any]) -> None:
+        for c in self._clients():
+            c.thaw_metadata()
+
+
+class AdminFault(WindowedFault):
+    name = "admin"
+
+    def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
+        from chaoskit.client.admin import AdminClient
+
+        check_params(self.name, params, {"op", "topic", "to", "by", "delay_ms"})
+        op, topic = params.get("op"), params.get("topic")
+        if op not in ("expand", "shrink") or not topic:
+            raise ValueError(f"admin: needs op expand|shrink and a topic, got op={op!r} topic={topic!r}")
+        if ("to" in params) == ("by" in params):
+            raise ValueError("admin: give exactly one of to (a partition count) or by (a change)")
+        with AdminClient(self.context.cluster.bootstrap_servers) as admin:
+            info = admin.topic(topic)
+            before = info.undeleted_partition_count or len(info.partitions) - len(info.marked_for_deletion)
+            count = int(params["to"]) if "to" in params else before + int(params["by"])
+            if op == "expand":
+                admin.expand(topic, count)
+            else:
+                admin.shrink(topic, count, params.get("delay_ms"))
+        return {"op": op, "topic": topic, "from": before, "to": count}
+
+    def stop(self, state: dict[str, Any]) -> None:
+        return None  # an admin change is not undone; the schedule's next admin window may revert it

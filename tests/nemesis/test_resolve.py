@@ -1,0 +1,47 @@
+"""Target specs resolved against a cluster's state (a stand-in cluster: this tests only the mapping)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from chaoskit.controller.zk_layout import NO_LEADER
+from chaoskit.nemesis.resolve import TargetUnavailable, node_names, resolve
+
+
+def node(name, role, running=True):
+    return SimpleNamespace(name=name, role=role, running=running)
+
+
+def cluster(leader=2, controller=1, running=(1, 2, 3)):
+    brokers = {i: node(f"broker-{i}", "broker", i in running) for i in (1, 2, 3)}
+    controllers = {1: node("controller-1", "controller"), 2: node("controller-2", "controller")}
+    state = SimpleNamespace(leader=leader)
+    return SimpleNamespace(
+        brokers=brokers, nodes=[node("zookeeper-1", "zookeeper"), *controllers.values(), *brokers.values()],
+        active_controller=lambda: controllers.get(controller),
+        partition_state=lambda t, p: state if (t, p) == ("orders", 0) else None,
+        view=SimpleNamespace(assignment=lambda t: {0: [2, 3, 1]} if t == "orders" else None))
+
+
+def test_each_kind_names_the_node_it_means_now():
+    c = cluster()
+    assert resolve("leader-of:orders/0", c) == "broker-2"
+    assert {resolve("follower-of:orders/0", c, pick) for pick in range(4)} == {"broker-1", "broker-3"}
+    assert resolve("follower-of:orders/0", c, 0) == resolve("follower-of:orders/0", c, 2)  # pick is the seed's
+    assert resolve("active-controller", c) == "controller-1"
+    assert resolve("broker:3", c) == "broker-3" and resolve("client", c) == "client"
+    assert {resolve("random-broker", cluster(running=(1, 3)), p) for p in range(6)} == {"broker-1", "broker-3"}
+    assert node_names(c, ("broker", "zookeeper")) == ["broker-1", "broker-2", "broker-3", "zookeeper-1"]
+
+
+@pytest.mark.parametrize("target,c,message", [
+    ("leader-of:orders/0", cluster(leader=NO_LEADER), "no leader"),
+    ("leader-of:orders/9", cluster(), "no state"),
+    ("active-controller", cluster(controller=None), "no controller"),
+    ("random-broker", cluster(running=()), "no broker"),
+    ("broker:7", cluster(), "brokers"),
+])
+def test_a_target_naming_nothing_says_why(target, c, message):
+    with pytest.raises(TargetUnavailable, match=message):
+        resolve(target, c)
