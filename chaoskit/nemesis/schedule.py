@@ -157,6 +157,7 @@ class Schedule:
     def write(self, run_dir: Path | str) -> Path:
         """Write ``nemesis-schedule.json`` into the run directory (atomically) and return its path."""
         path = Path(run_dir) / SCHEDULE_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(self.to_json(), encoding="ascii")
         os.replace(tmp, path)
