@@ -13,3 +13,17 @@ def chaoskit_add_faults() -> Factories:
     from chaoskit_plugins.faults import FAULTS
 
     return FAULTS
+
+
+@hookimpl
+def chaoskit_add_workloads() -> Factories:
+    from chaoskit_plugins.workloads.keyed import keyed_sequences
+
+    return {"keyed-sequences": keyed_sequences}
+
+
+@hookimpl
+def chaoskit_add_clients() -> Factories:
+    from chaoskit_plugins.clients.stock import KafkaPythonClient, LibrdkafkaClient
+
+    return {"kafka-python": KafkaPythonClient, "librdkafka": LibrdkafkaClient}

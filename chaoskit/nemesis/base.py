@@ -2,8 +2,8 @@
 
 `FaultContext` is what a nemesis gets in `setup(test)`: the cluster (local or docker backend:
 brokers, controllers, ZooKeeper, `partition_state`, `leader_of`, `active_controller`, and for
-network faults `router.links` and `proxies`), the workload's clients (for client-side faults)
-and one `LinkCutter` shared by every network fault, so overlapping cuts of one link heal right.
+network faults `router.links` and `proxies`), the workload's clients (for client-side faults),
+the history's `record` (for the admin fault's own ops) and one `LinkCutter` shared by every network fault, so overlapping cuts of one link heal right.
 
 `WindowedFault` turns the executor's start/stop ops into `start(target, params, pick) -> state`
 and `stop(state) -> result`, keeping each open window's state by window id, so overlapping
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from chaoskit.cluster.topology import Link, ProxiedRouter
 from chaoskit.nemesis.link_sets import LinkCutter
@@ -32,6 +32,7 @@ class NeedsProxies(RuntimeError):
 class FaultContext:
     cluster: Any
     clients: list[Any] = field(default_factory=list)
+    record: Callable[[Op], Any] | None = None  # the history, for faults that also act as clients (admin)
     _cutter: LinkCutter | None = field(default=None, repr=False)
 
     @classmethod
@@ -41,7 +42,7 @@ class FaultContext:
             return test
         ctx = getattr(test, "fault_context", None)
         if ctx is None:
-            ctx = cls(test.cluster, list(getattr(test, "clients", []) or []))
+            ctx = cls(test.cluster, list(getattr(test, "clients", []) or []), getattr(test, "record", None))
             test.fault_context = ctx
         return ctx
 

@@ -192,11 +192,28 @@ class AdminFault(WindowedFault):
             info = admin.topic(topic)
             before = info.undeleted_partition_count or len(info.partitions) - len(info.marked_for_deletion)
             count = int(params["to"]) if "to" in params else before + int(params["by"])
-            if op == "expand":
-                admin.expand(topic, count)
-            else:
-                admin.shrink(topic, count, params.get("delay_ms"))
+            change = {"process": "admin", "f": op, "topic": topic, "value": {"count": count}}
+            self._record({**change, "type": "invoke"})
+            try:
+                if op == "expand":
+                    admin.expand(topic, count)
+                    modes = {}
+                else:
+                    modes = admin.shrink(topic, count, params.get("delay_ms"))
+            except Exception as e:
+                # refused outright: it did not happen; anything else (a timeout): it may have
+                definite = getattr(e, "code", None) is not None and not getattr(e, "retriable", True)
+                self._record({**change, "type": "fail" if definite else "info", "error": f"{type(e).__name__}: {e}"})
+                raise
+            self._record({**change, "type": "ok"})
+            for partition, mode in sorted(modes.items()):  # KIP-694: the partitions shrink marked
+                self._record({"process": "admin", "type": "ok", "f": "partition-mode", "topic": topic,
+                              "partition": partition, "value": {"mode": mode.label}})
         return {"op": op, "topic": topic, "from": before, "to": count}
+
+    def _record(self, op: dict[str, Any]) -> None:
+        if self.context.record is not None:
+            self.context.record(op)
 
     def stop(self, state: dict[str, Any]) -> None:
         return None  # an admin change is not undone; the schedule's next admin window may revert it

@@ -1,0 +1,101 @@
+"""What every built-in client shares: values on the wire, poll records, callbacks and outcomes.
+
+A send's value travels as its compact JSON (docs/history.md: a list `[producer, key, seq]`), and
+a delivered record's value is parsed back, so a send and its deliveries carry the same value.
+An exception becomes `fail` only when it proves the record was not written (the broker refused
+it for good); timeouts, lost connections and exhausted retries are `info`: it may have been.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterable
+
+Op = dict[str, Any]
+Record = Callable[[Op], Any]
+
+
+def wire(value: Any) -> bytes:
+    return value.encode() if isinstance(value, str) else json.dumps(value, separators=(",", ":")).encode()
+
+
+def unwire(data: bytes | None) -> Any:
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def key_text(key: bytes | str | None) -> str | None:
+    return key.decode("utf-8", "replace") if isinstance(key, bytes) else key
+
+
+def poll_record(partition: int, offset: int, key: bytes | None, value: bytes | None,
+                leader_epoch: int | None) -> list[Any]:
+    """[partition, offset, key, value, leader_epoch]: the history's poll record."""
+    epoch = leader_epoch if leader_epoch is not None and leader_epoch >= 0 else None
+    return [partition, offset, key_text(key), unwire(value), epoch]
+
+
+def ok(op: Op, **fields: Any) -> Op:
+    return {**op, "type": "ok", **fields}
+
+
+def failed(op: Op, error: BaseException, definite: bool) -> Op:
+    return {**op, "type": "fail" if definite else "info", "error": f"{type(error).__name__}: {error}"}
+
+
+def callback(record: Record, process: int, f: str, partitions: Iterable[Any]) -> None:
+    """Record a rebalance callback as a single `ok` op of this process (no invoke)."""
+    value = sorted([tp.topic, tp.partition] if hasattr(tp, "topic") else list(tp) for tp in partitions)
+    record({"process": process, "type": "ok", "f": f, "value": value})
+
+
+class ClientBase:
+    """One worker process's client: `open` copies the options and binds the process; the
+    producer or consumer is made on first use (a process only ever sends or only polls)."""
+
+    name = "client"
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self.process: int | None = None
+        self.test: Any = None
+
+    def open(self, test: Any, process: int) -> ClientBase:
+        client = type(self)(**self.options)
+        client.test, client.process = test, process
+        return client
+
+    def setup(self, test: Any) -> None:
+        pass
+
+    def teardown(self, test: Any) -> None:
+        pass
+
+    def invoke(self, test: Any, op: Op) -> Op:
+        if op["f"] == "send":
+            return self.send(op)
+        if op["f"] == "poll":
+            return self.poll(op)
+        raise ValueError(f"{self.name} client: no op {op['f']!r} (it does send and poll)")
+
+    def record(self, f: str, partitions: Iterable[Any]) -> None:
+        assert self.process is not None
+        callback(self.test.record, self.process, f, partitions)
+
+    @property
+    def bootstrap(self) -> str:
+        return self.test.cluster.bootstrap_servers
+
+    @property
+    def group(self) -> str:
+        return getattr(self.test, "group_id", "chaoskit")
+
+    def send(self, op: Op) -> Op:
+        raise NotImplementedError
+
+    def poll(self, op: Op) -> Op:
+        raise NotImplementedError

@@ -1,0 +1,132 @@
+"""The stock clients, the baseline the proposals are measured against: kafka-python 3.0 and
+librdkafka (through confluent-kafka), used as their users use them.
+
+Producers: acks=all and idempotence on, default partitioner (modulo of murmur2 over the
+partitions they see), one synchronous send per op. Consumers: one group, subscribed to the
+topic, auto-committing, starting from the earliest offset; their rebalance callbacks are
+recorded as `on_partitions_revoked` / `on_partitions_assigned` ops.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chaoskit_plugins.clients.ops import ClientBase, Op, failed, ok, poll_record, wire
+
+SEND_TIMEOUT_S = 30.0
+
+
+class KafkaPythonClient(ClientBase):
+    name = "kafka-python"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._producer: Any = None
+        self._consumer: Any = None
+
+    def send(self, op: Op) -> Op:
+        from kafka import KafkaProducer
+        from kafka.errors import BrokerResponseError, KafkaTimeoutError
+
+        if self._producer is None:
+            self._producer = KafkaProducer(bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=True,
+                                           linger_ms=0, request_timeout_ms=10_000, max_block_ms=10_000,
+                                           client_id=f"chaoskit-{self.process}")
+        try:
+            md = self._producer.send(op["topic"], key=wire(op["key"]) if op.get("key") else None,
+                                     value=wire(op["value"])).get(self.options.get("send_timeout_s", SEND_TIMEOUT_S))
+        except KafkaTimeoutError as e:
+            return failed(op, e, definite=False)
+        except BrokerResponseError as e:  # refused for good (not retriable): it was not written
+            return failed(op, e, definite=not e.retriable)
+        except Exception as e:  # noqa: BLE001 -- anything else leaves the outcome unknown
+            return failed(op, e, definite=False)
+        return ok(op, partition=md.partition, offset=md.offset)
+
+    def poll(self, op: Op) -> Op:
+        from kafka import ConsumerRebalanceListener, KafkaConsumer
+
+        if self._consumer is None:
+            client = self
+
+            class Listener(ConsumerRebalanceListener):
+                def on_partitions_revoked(self, revoked: Any) -> None:
+                    client.record("on_partitions_revoked", revoked)
+
+                def on_partitions_assigned(self, assigned: Any) -> None:
+                    client.record("on_partitions_assigned", assigned)
+
+            self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group,
+                                           auto_offset_reset="earliest", enable_auto_commit=True,
+                                           auto_commit_interval_ms=500, session_timeout_ms=10_000,
+                                           heartbeat_interval_ms=1_000, client_id=f"chaoskit-{self.process}")
+            self._consumer.subscribe([op["topic"]], listener=Listener())
+        batches = self._consumer.poll(timeout_ms=self.options.get("poll_ms", 500))
+        records = [poll_record(r.partition, r.offset, r.key, r.value, r.leader_epoch)
+                   for tp in sorted(batches, key=lambda tp: tp.partition) for r in batches[tp]]
+        return ok(op, value=records)
+
+    def close(self, test: Any) -> None:
+        if self._producer is not None:
+            self._producer.close(5)
+        if self._consumer is not None:
+            self._consumer.close()
+
+
+class LibrdkafkaClient(ClientBase):
+    name = "librdkafka"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._producer: Any = None
+        self._consumer: Any = None
+
+    def send(self, op: Op) -> Op:
+        from confluent_kafka import KafkaException, Producer
+
+        if self._producer is None:
+            self._producer = Producer({"bootstrap.servers": self.bootstrap, "acks": "all", "enable.idempotence": True,
+                                       "linger.ms": 0, "message.timeout.ms": 20_000,
+                                       "client.id": f"chaoskit-{self.process}"})
+        outcome: dict[str, Any] = {}
+
+        def delivered(err: Any, msg: Any) -> None:
+            outcome["err"], outcome["msg"] = err, msg
+
+        try:
+            self._producer.produce(op["topic"], key=wire(op["key"]) if op.get("key") else None,
+                                   value=wire(op["value"]), on_delivery=delivered)
+            self._producer.flush(self.options.get("send_timeout_s", SEND_TIMEOUT_S))
+        except (KafkaException, BufferError) as e:
+            return failed(op, e, definite=False)
+        if "err" not in outcome:
+            return failed(op, TimeoutError("no delivery report in time"), definite=False)
+        err, msg = outcome["err"], outcome["msg"]
+        if err is not None:  # librdkafka says whether a retry could have helped; fatal ones were refused
+            return {**op, "type": "fail" if not err.retriable() and not err.txn_requires_abort()
+                    and err.code() > 0 else "info", "error": f"{err.name()}: {err.str()}"}
+        return ok(op, partition=msg.partition(), offset=msg.offset(), leader_epoch=msg.leader_epoch())
+
+    def poll(self, op: Op) -> Op:
+        from confluent_kafka import Consumer
+
+        if self._consumer is None:
+            self._consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group,
+                                       "auto.offset.reset": "earliest", "enable.auto.commit": True,
+                                       "auto.commit.interval.ms": 500, "session.timeout.ms": 10_000,
+                                       "client.id": f"chaoskit-{self.process}"})
+            self._consumer.subscribe(
+                [op["topic"]],
+                on_assign=lambda _c, parts: self.record("on_partitions_assigned", parts),
+                on_revoke=lambda _c, parts: self.record("on_partitions_revoked", parts))
+        messages = self._consumer.consume(num_messages=500, timeout=self.options.get("poll_ms", 500) / 1000)
+        records = [poll_record(m.partition(), m.offset(), m.key(), m.value(), m.leader_epoch())
+                   for m in messages if m.error() is None]
+        return ok(op, value=records)
+
+    def close(self, test: Any) -> None:
+        if self._producer is not None:
+            self._producer.flush(5)
+        if self._consumer is not None:
+            self._consumer.close()
+
+

@@ -1,0 +1,75 @@
+"""The `keyed-sequences` workload: producers write numbered sequences per key, consumers poll.
+
+Processes 0..producers-1 produce, the next `consumers` processes consume (in one group). Each
+producer draws its keys from its own generator seeded by (seed, process), so what a producer
+sends depends only on the seed and how many ops it has done: never on thread timing. A send's
+value is unique and says where it belongs: `p<producer>-k<key>-<seq>` (seq counts that
+producer's sends of that key from 0), which is what the key-order and lost-write checks read.
+Producers pace themselves at `rate` sends per second each; consumers always have a poll to do.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from chaoskit.roles import PENDING, Op, _Pending
+
+PRODUCER, CONSUMER = "producer", "consumer"
+
+
+@dataclass
+class KeyedSequences:
+    topic: str = "orders"
+    producers: int = 4
+    consumers: int = 3
+    keys: int = 200
+    rate: float = 50.0  # sends per second per producer
+    duration_s: float = 30.0
+    seed: int = 0
+    _rngs: dict[int, random.Random] = field(default_factory=dict, init=False, repr=False)
+    _seqs: dict[tuple[int, int], int] = field(default_factory=dict, init=False, repr=False)
+    _sent: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("producers", "consumers", "keys"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < (1 if name != "consumers" else 0):
+                raise ValueError(f"keyed-sequences: {name} must be a whole number >= 1, got {value!r}")
+        if self.rate <= 0 or self.duration_s <= 0:
+            raise ValueError(f"keyed-sequences: rate and duration_s must be > 0, got {self.rate}, {self.duration_s}")
+
+    @property
+    def processes(self) -> dict[str, list[int]]:
+        return {PRODUCER: list(range(self.producers)),
+                CONSUMER: list(range(self.producers, self.producers + self.consumers))}
+
+    def role(self, process: int) -> str:
+        if 0 <= process < self.producers:
+            return PRODUCER
+        if process < self.producers + self.consumers:
+            return CONSUMER
+        raise ValueError(f"keyed-sequences has processes 0..{self.producers + self.consumers - 1}, not {process}")
+
+    def op(self, process: int, elapsed_s: float) -> Op | _Pending | None:
+        if self.role(process) == CONSUMER:
+            return {"f": "poll", "topic": self.topic} if elapsed_s < self.duration_s else None
+        if elapsed_s >= self.duration_s:
+            return None
+        sent = self._sent.get(process, 0)
+        if sent >= elapsed_s * self.rate:  # ahead of its pace
+            return PENDING
+        rng = self._rngs.setdefault(process, random.Random(f"{self.seed}/{process}"))
+        key = rng.randrange(self.keys)
+        seq = self._seqs.get((process, key), 0)
+        self._seqs[(process, key)] = seq + 1
+        self._sent[process] = sent + 1
+        return {"f": "send", "topic": self.topic, "key": f"k{key}", "value": [process, f"k{key}", seq]}
+
+    def drain_op(self, process: int) -> Op | None:
+        """After the run: consumers read on until the runner has seen every acknowledged send."""
+        return {"f": "poll", "topic": self.topic} if self.role(process) == CONSUMER else None
+
+
+def keyed_sequences(**options: Any) -> KeyedSequences:
+    return KeyedSequences(**options)

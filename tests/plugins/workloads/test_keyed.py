@@ -1,0 +1,48 @@
+"""The keyed-sequences workload: pure and seeded per process, paced, unique values per key."""
+from __future__ import annotations
+
+import pytest
+
+from chaoskit.roles import PENDING
+from chaoskit_plugins.workloads.keyed import KeyedSequences
+
+
+def sends(w: KeyedSequences, process: int, n: int) -> list:
+    out, t = [], 0.0
+    while len(out) < n:
+        op = w.op(process, t)
+        if op is PENDING:
+            t += 0.01
+            continue
+        out.append(op)
+    return out
+
+
+def test_a_producer_depends_only_on_the_seed_and_its_own_history():
+    a, b = KeyedSequences(seed=7, keys=5), KeyedSequences(seed=7, keys=5)
+    sends(b, 1, 30)  # another process's activity changes nothing for process 0
+    assert sends(a, 0, 40) == sends(b, 0, 40)
+    assert sends(KeyedSequences(seed=8, keys=5), 0, 40) != sends(KeyedSequences(seed=7, keys=5), 0, 40)
+
+
+def test_values_number_each_producers_sends_per_key():
+    ops = sends(KeyedSequences(seed=1, keys=3), 2, 60)
+    seen: dict[str, int] = {}
+    for op in ops:
+        producer, key, seq = op["value"]
+        assert (producer, key, op["key"], op["f"], op["topic"]) == (2, op["key"], key, "send", "orders")
+        assert seq == seen.get(key, 0)
+        seen[key] = seq + 1
+
+
+def test_pacing_roles_and_the_end():
+    w = KeyedSequences(producers=2, consumers=1, rate=10, duration_s=5)
+    assert w.processes == {"producer": [0, 1], "consumer": [2]}
+    assert w.op(0, 0.0) is PENDING  # 0 sends are due at t=0
+    assert w.op(0, 0.1)["f"] == "send" and w.op(0, 0.1) is PENDING
+    assert w.op(2, 1.0) == {"f": "poll", "topic": "orders"} == w.drain_op(2)
+    assert w.op(0, 5.0) is None and w.op(2, 5.0) is None and w.drain_op(0) is None
+    with pytest.raises(ValueError, match="processes 0..2"):
+        w.op(3, 0.0)
+    with pytest.raises(ValueError, match="keys"):
+        KeyedSequences(keys=0)
