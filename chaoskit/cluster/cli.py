@@ -47,6 +47,17 @@ def register(sub: Any) -> None:
     up.add_argument("--json-file", type=Path, help="also write the cluster's JSON description here")
     up.add_argument("--run-dir", type=Path, help="where logs and data go (default reports/runs/<run id>)")
     up.set_defaults(func=cluster_up)
+    down = actions.add_parser("down", help="kill every process of a run left up (e.g. by --chaos-keep)")
+    down.add_argument("run_id", metavar="RUN_ID", help="the run id (the name of its reports/runs/ folder)")
+    down.set_defaults(func=cluster_down)
+
+
+def cluster_down(args: argparse.Namespace) -> int:
+    from chaoskit.cluster.reaper import reap
+
+    killed = reap(args.run_id)
+    print(f"run {args.run_id}: {killed} process(es) killed" if killed else f"run {args.run_id}: nothing running")
+    return 0
 
 
 def cluster_up(args: argparse.Namespace) -> int:

@@ -165,6 +165,22 @@ class LocalCluster(Lifecycle):
                 self._reaper.wait()
         self._reaper = None
 
+    def client_address(self, broker_id: int) -> tuple[str, int]:
+        """Where a client dials broker `broker_id`: its client proxy when proxied."""
+        node = self.broker(broker_id)
+        return self.router.address("client", node.name, node.address)
+
+    def detach(self) -> None:
+        """Leave the cluster running after this process ends (`--chaos-keep`): the reaper goes
+        without reaping; `chaoskit cluster down RUN_ID` takes the processes down later."""
+        if self._reaper is not None and self._reaper.poll() is None:
+            self._reaper.kill()  # SIGKILL: it has no chance to reap
+            self._reaper.wait()
+        self._reaper = None
+        if self.view is not None:
+            self.view.close()
+            self.view = None
+
     def _start_reaper(self) -> None:
         if self._reaper is not None and self._reaper.poll() is None:
             return
