@@ -17,6 +17,8 @@ COMMANDS: tuple[str, ...] = (
     "chaoskit.cluster.cli:register",
     "chaoskit.nemesis.cli:register",
     "chaoskit.client.admin_cli:register",
+    "chaoskit.run_cli:register",
+    "chaoskit.nightly:register",
 )
 
 

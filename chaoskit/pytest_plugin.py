@@ -147,17 +147,9 @@ def chaos(request: pytest.FixtureRequest, chaos_profile: str) -> Any:
 def _report(result: Any) -> None:
     """Plots and the run's steps and files into the Allure report (no-ops without --alluredir)."""
     from chaoskit.reporting.allure_report import report_run
+    from chaoskit.reporting.summary import plot_run
 
-    plots: list[Path] = []
-    try:
-        from chaoskit.checkers.source import History
-        from chaoskit.reporting.plots import plot_verdict
-
-        if result.history.exists():
-            plots = plot_verdict(result.verdict, History.from_path(result.history).ops, result.run_dir / "plots")
-    except Exception as e:  # noqa: BLE001 -- a plot that fails must not hide the verdict
-        result.stats["plot_error"] = f"{type(e).__name__}: {e}"
-    report_run(result, plots, failed=result.valid is not True)
+    report_run(result, plot_run(result))
 
 
 @pytest.fixture(scope="module")

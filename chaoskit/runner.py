@@ -19,7 +19,7 @@ import json
 import logging
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,19 @@ class ChaosTest:
         data["reports"] = str(self.reports)
         return data
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChaosTest:
+        """A test back from its test.json (what `chaoskit run` replays); unknown keys are an error."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"test file: unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
+        values = dict(data)
+        values["topics"] = [Topic(**t) if isinstance(t, dict) else t for t in values.get("topics", [])]
+        if "reports" in values:
+            values["reports"] = Path(values["reports"])
+        return cls(**values)
+
 
 @dataclass
 class RunResult:
@@ -106,7 +119,7 @@ class RunResult:
 
     @property
     def replay(self) -> str:
-        return self.test.replay or f"chaoskit run --test {self.run_dir / TEST_FILE}"
+        return self.test.replay or f"chaoskit run {self.run_dir / TEST_FILE}"
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.test.name, "run_id": self.run_id, "profile": self.test.profile, "seed": self.test.seed,

@@ -106,6 +106,9 @@ def expect_verdict(result: RunResult, expected: set[str]) -> None:
 
 
 def _fail(result: RunResult, message: str) -> None:
+    from chaoskit.reporting.allure_report import attach_node_logs
+
+    attach_node_logs(result.run_dir)
     stats = result.stats
     detail = (f"\nrun {result.run_id}: {stats.get('ops', 0)} ops, {stats.get('acked', 0)} acknowledged, "
               f"logs in {Path(result.run_dir)}")

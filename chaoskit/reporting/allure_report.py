@@ -75,7 +75,7 @@ def label_test(labels: dict[str, str]) -> None:
     allure.dynamic.severity(getattr(allure.severity_level, labels.get("severity", "critical").upper()))
 
 
-def report_run(result: Any, plots: Iterable[Path] = (), failed: bool = False) -> None:
+def report_run(result: Any, plots: Iterable[Path] = ()) -> None:
     """Steps and attachments of one run (a RunResult)."""
     import allure
 
@@ -100,7 +100,7 @@ def report_run(result: Any, plots: Iterable[Path] = (), failed: bool = False) ->
             for w in check.witnesses[:3]:
                 with allure.step(str(w.get("explanation", w))[:300]):
                     pass
-    _attach_files(result, plots, failed)
+    _attach_files(result, plots)
 
 
 def fault_lines(history: Path) -> list[str]:
@@ -127,7 +127,7 @@ def fault_lines(history: Path) -> list[str]:
     return lines
 
 
-def _attach_files(result: Any, plots: Iterable[Path], failed: bool) -> None:
+def _attach_files(result: Any, plots: Iterable[Path]) -> None:
     import allure
 
     run_dir = Path(result.run_dir)
@@ -141,9 +141,14 @@ def _attach_files(result: Any, plots: Iterable[Path], failed: bool) -> None:
         allure.attach.file(str(parquet), name="history.parquet", extension="parquet")
     for plot in plots:
         allure.attach.file(str(plot), name=Path(plot).stem, attachment_type=allure.attachment_type.PNG)
-    if failed:
-        for log in sorted(run_dir.glob("*.log")):
-            allure.attach(_tail(log), name=log.name, attachment_type=allure.attachment_type.TEXT)
+
+
+def attach_node_logs(run_dir: Path) -> None:
+    """Each node's log (its tail) on the failed test, where a reviewer looks first."""
+    import allure
+
+    for log in sorted(Path(run_dir).glob("*.log")):
+        allure.attach(_tail(log), name=log.name, attachment_type=allure.attachment_type.TEXT)
 
 
 def _tail(path: Path) -> str:
