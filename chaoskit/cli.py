@@ -17,6 +17,7 @@ COMMANDS: tuple[str, ...] = (
     "chaoskit.cluster.cli:register",
     "chaoskit.nemesis.cli:register",
     "chaoskit.client.admin_cli:register",
+    "chaoskit.checkers.cli:register",
 )
 
 
