@@ -19,6 +19,7 @@ COMMANDS: tuple[str, ...] = (
     "chaoskit.client.admin_cli:register",
     "chaoskit.run_cli:register",
     "chaoskit.nightly:register",
+    "chaoskit.checkers.cli:register",
 )
 
 
