@@ -40,6 +40,7 @@ class Model:
     # (invoke, completion or None when indeterminate) -> sub-ops; [] drops the op
     interpret: Callable[[dict, dict | None], list[SubOp]]
     fs: frozenset[str]  # the history f names the model reads
+    read_only: frozenset[str]  # ops whose step never changes the state (the search places them greedily)
     ignores_other_ops: bool = False  # Kafka histories hold callbacks, admin ops... which the log model skips
 
 
@@ -190,11 +191,12 @@ def _log_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
 MODELS: dict[str, Model] = {
     "cas-register": Model("cas-register", None,
                           {"read": _register_read, "write": _register_write, "cas": _register_cas}, _register_ops,
-                          frozenset({"read", "write", "cas"})),
+                          frozenset({"read", "write", "cas"}), frozenset({"read"})),
     "kv": Model("kv", None, {"get": _register_read, "put": _register_write, "append": _kv_append}, _kv_ops,
-                frozenset({"get", "put", "append"})),
+                frozenset({"get", "put", "append"}), frozenset({"get"})),
     "kafka": Model("kafka", (), {"append": _log_append, "read": _log_read, "poll": _log_poll}, _log_ops,
-                   frozenset({"append", "send", "read", "poll"}), ignores_other_ops=True),
+                   frozenset({"append", "send", "read", "poll"}), frozenset({"read", "poll"}),
+                   ignores_other_ops=True),
 }
 ALIASES = {"register": "cas-register", "key-value": "kv", "log": "kafka", "kafka-log": "kafka"}
 

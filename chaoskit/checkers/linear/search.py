@@ -53,6 +53,7 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
             return_entry[entry_op[entry]] = entry
     steps_of = [model.steps[op.f] for op in ops]
     args = [op.arg for op in ops]
+    read_only = [op.f in model.read_only for op in ops]
 
     def unlink(entry: int) -> None:
         nxt[prv[entry]] = nxt[entry]
@@ -62,6 +63,19 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
         nxt[prv[entry]] = entry
         prv[nxt[entry]] = entry
 
+    def start() -> int:
+        """Where the walk (re)starts: a read that fits now, if any op still open is one, else the head.
+        Placing such a read at once is safe (see the note where reads are undone), and doing it before
+        any write spares the backtracking that trying writes first would cost."""
+        entry = nxt[0]
+        while is_call[entry]:
+            i = entry_op[entry]
+            if read_only[i] and steps_of[i](state, args[i]) is not INCONSISTENT \
+                    and (linearized | (1 << i), state) not in cache:
+                return entry
+            entry = nxt[entry]
+        return nxt[0]
+
     remaining = sum(1 for op in ops if op.ret is not None)
     state = model.initial
     linearized = 0
@@ -69,7 +83,7 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
     cache: set[tuple[int, Any]] = set()
     best: SearchResult | None = None
     steps = 0
-    entry = nxt[0]
+    entry = start()
     while remaining:
         steps += 1
         if steps % BUDGET_CHECK_EVERY == 0 and time.monotonic() > deadline:
@@ -88,7 +102,7 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
                     if return_entry[i]:
                         unlink(return_entry[i])
                         remaining -= 1
-                    entry = nxt[0]
+                    entry = start()
                     continue
             entry = nxt[entry]
             continue
@@ -96,15 +110,21 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
         if best is None or len(stack) > len(best.prefix):
             best = SearchResult(False, n, 0, 0.0, [ops[entry_op[e]].index for e, _ in stack],
                                 ops[entry_op[entry]], state)
-        if not stack:
+        while stack:
+            entry, state = stack.pop()
+            i = entry_op[entry]
+            linearized ^= 1 << i
+            if return_entry[i]:
+                relink(return_entry[i])
+                remaining += 1
+            relink(entry)
+            if not read_only[i]:
+                break
+            # A read that fit was placed at once; had any order worked without placing it there, one
+            # placing it there would too (it changes no state and nothing still open returned before
+            # its call), so its alternatives are dead: undo the op before it as well.
+        else:
             break
-        entry, state = stack.pop()
-        i = entry_op[entry]
-        linearized ^= 1 << i
-        if return_entry[i]:
-            relink(return_entry[i])
-            remaining += 1
-        relink(entry)
         entry = nxt[entry]
     elapsed = time.monotonic() - started
     if not remaining:
