@@ -100,8 +100,8 @@ def expect_verdict(result: RunResult, expected: set[str]) -> None:
         _fail(result, f"verdict unknown: {', '.join(unknown) or 'no checks ran'} could not decide ({errors})")
     missing = expected - result.anomalies
     if missing:
-        _fail(result, f"expected anomaly {', '.join(sorted(missing))} not found in the {result.test.profile} profile "
-                      f"(found: {', '.join(sorted(result.anomalies)) or 'none'}): the checks could not catch a "
+        _fail(result, f"not caught: {', '.join(sorted(missing))} expected in the {result.test.profile} profile, "
+                      f"found {', '.join(sorted(result.anomalies)) or 'no anomaly'}: the checks could not catch a "
                       f"known-broken system")
 
 

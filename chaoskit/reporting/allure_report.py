@@ -11,17 +11,6 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-# checks -> the Allure category a failing test lands in (categories.json); one category per guarantee
-CATEGORIES: dict[str, tuple[str, ...]] = {
-    "Lost or unseen acknowledged writes": ("lost-write", "unseen"),
-    "Duplicates and offset anomalies": ("duplicate", "inconsistent-offsets", "poll-skip", "nonmonotonic-poll",
-                                         "nonmonotonic-send"),
-    "Per-key order broken (KIP-253)": ("key-order",),
-    "Undetected log truncation (KIP-320)": ("truncation-undetected",),
-    "Write to a ReadOnly partition (KIP-694)": ("write-to-readonly",),
-    "Coordinator split (internal-topic guardrail)": ("coordinator-split",),
-    "Not linearizable": ("linearizable",),
-}
 # the proposals' text, linked from each test's report
 PROPOSALS = {
     "KIP-253": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-253%3A+Support+in-order+message+delivery+with+partition+expansion",
@@ -32,15 +21,19 @@ PROPOSALS = {
 NODE_LOG_TAIL = 200_000  # bytes of each node's log attached to a failed test
 
 
-def anomaly_message(check: str) -> str:
-    """The text a failure message starts with, so categories.json can match it."""
-    return f"anomaly {check}"
-
-
 def categories() -> list[dict[str, Any]]:
-    """Allure's categories.json: a failing check's name in the message puts the test in its category."""
+    """Allure's categories.json from the check catalog: a failing check's name in the message puts
+    the test in that check's category (chaoskit.checkers.catalog says which)."""
+    from chaoskit.checkers.catalog import CHECKS
+
+    by_category: dict[str, list[str]] = {}
+    for check in CHECKS.values():
+        by_category.setdefault(check.category, []).append(check.name)
     out = [{"name": name, "matchedStatuses": ["failed"],
-            "messageRegex": "(?s).*anomaly (" + "|".join(checks) + ")\\b.*"} for name, checks in CATEGORIES.items()]
+            "messageRegex": "(?s).*anomaly (" + "|".join(sorted(checks)) + ")\\b.*"}
+           for name, checks in sorted(by_category.items())]
+    out.append({"name": "Known-broken system not caught", "matchedStatuses": ["failed"],
+                "messageRegex": "(?s).*not caught: .*"})
     out.append({"name": "Run broke (no verdict)", "matchedStatuses": ["failed", "broken"],
                 "messageRegex": "(?s).*(run broke|verdict unknown).*"})
     return out
