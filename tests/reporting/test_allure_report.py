@@ -39,7 +39,8 @@ def run_suite(pytester: pytest.Pytester, claim_lost: bool) -> Path:
     pytester.makeconftest((Path(__file__).parent / "conftest.py").read_text())
     pytester.makepyfile(test_suite=SUITE.replace("CLAIM_LOST", str(claim_lost)))
     results = pytester.path / "allure-results"
-    pytester.runpytest("--alluredir", str(results), "--chaos-seed=9", "-p", "no:cacheprovider")
+    # a subprocess: an in-process run would unload numpy and matplotlib, which cannot load twice
+    pytester.runpytest_subprocess("--alluredir", str(results), "--chaos-seed=9", "-p", "no:cacheprovider")
     return results
 
 

@@ -29,7 +29,7 @@ def test_the_summary_shows_the_verdicts_side_by_side_and_its_plots_load(make_res
     patched, unpatched = make_result("patched"), make_result("unpatched", plant=("key-order",))
     assert patched.valid is True and unpatched.valid is False
     plots = {r.run_id: plot_run(r) for r in (patched, unpatched)}
-    assert plots["run-unpatched"], "a key-order anomaly gets its timeline plot"
+    assert plots["run-unpatched"], f"a key-order anomaly gets its timeline plot: {unpatched.stats}"
     index = write_summary([patched, unpatched], tmp_path / "summary", "KIP-253 expansion", plots)
 
     dom = render(index)
