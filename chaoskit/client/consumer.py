@@ -102,13 +102,16 @@ class OrderedConsumer:
                  client_id: str = "chaoskit-ordered", auto_offset_reset: str = "earliest",
                  enable_auto_commit: bool = True, session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
                  rebalance_timeout_ms: int = 30_000, metadata_max_age_s: float = 2.0, fetch_max_wait_ms: int = 100,
-                 max_partition_fetch_bytes: int = 1 << 20, request_timeout_ms: int = 10_000) -> None:
+                 max_partition_fetch_bytes: int = 1 << 20, request_timeout_ms: int = 10_000,
+                 max_poll_records: int = 500) -> None:
         if auto_offset_reset not in RESET_POLICIES:
             raise ValueError(f"auto_offset_reset must be one of {', '.join(RESET_POLICIES)}, got {auto_offset_reset!r}")
         if heartbeat_interval_ms * 3 > session_timeout_ms:
             raise ValueError(f"heartbeat_interval_ms ({heartbeat_interval_ms}) must be at most a third of "
                              f"session_timeout_ms ({session_timeout_ms})")
-        self.group_id, self.reset = group_id, auto_offset_reset
+        if max_poll_records < 1:
+            raise ValueError(f"max_poll_records must be >= 1, got {max_poll_records}")
+        self.group_id, self.reset, self.max_poll_records = group_id, auto_offset_reset, max_poll_records
         self.auto_commit = enable_auto_commit and group_id is not None
         self.heartbeat_s, self.metadata_max_age_s = heartbeat_interval_ms / 1000, metadata_max_age_s
         self.fetch_max_wait_ms, self.max_partition_fetch_bytes = fetch_max_wait_ms, max_partition_fetch_bytes
@@ -476,14 +479,9 @@ class OrderedConsumer:
                 state.reported_position, state.reported_epoch = state.position, state.max_epoch
         if reports:
             self._callback("on_partition_key_maybe_revoked", reports)
-        waits = self._waits()
-        if not reports and not waits and not self._asked and self._polled_once:
-            return
-        positions, self._asked = self.member.exchange_positions(reports, waits)
-        self._polled_once = True
+        # always asked, also without waits: only the answer tells us which of ours others wait on
+        positions, self._asked = self.member.exchange_positions(reports, self._waits())
         self.group_positions.update({tp: pos for tp, pos in positions.items() if pos >= 0})
-
-    _polled_once = False
 
     # --- fetching --------------------------------------------------------------------------
     def _fetchable(self) -> dict[int, list[tuple[str, int]]]:
@@ -505,14 +503,16 @@ class OrderedConsumer:
         wait_ms = int(min(budget_s * 1000, self.fetch_max_wait_ms) / len(by_leader))
         out: list[ConsumerRecord] = []
         for leader, tps in sorted(by_leader.items()):
+            if len(out) >= self.max_poll_records:
+                break
             try:
-                out.extend(self._fetch_from(leader, tps, wait_ms))
+                out.extend(self._fetch_from(leader, tps, wait_ms, self.max_poll_records - len(out)))
             except WireError as e:
                 log.info("fetch from broker %d failed: %s", leader, e)
                 self._refresh_quietly()
         return out
 
-    def _fetch_from(self, leader: int, tps: list[tuple[str, int]], wait_ms: int) -> list[ConsumerRecord]:
+    def _fetch_from(self, leader: int, tps: list[tuple[str, int]], wait_ms: int, room: int) -> list[ConsumerRecord]:
         T = FetchRequest.FetchTopic
         topics: dict[str, list[Any]] = {}
         for t, p in tps:
@@ -530,18 +530,18 @@ class OrderedConsumer:
             for r in topic.partitions:
                 state = self.parts.get((topic.topic, r.partition_index))
                 if state is not None:
-                    out.extend(self._handle(topic.topic, r, state))
+                    out.extend(self._handle(topic.topic, r, state, room - len(out)))
         return out
 
     def _count(self, topic: str) -> int:
         info = self.view.topics.get(topic)
         return info.undeleted_partition_count if info is not None and ordered(info) else UNKNOWN_COUNT
 
-    def _handle(self, t: str, r: Any, state: _Partition) -> list[ConsumerRecord]:
+    def _handle(self, t: str, r: Any, state: _Partition, room: int) -> list[ConsumerRecord]:
         p, code = r.partition_index, r.error_code
         if code == ErrorCode.NONE:
             state.hw = r.high_watermark
-            return self._deliver(t, p, state, bytes(r.records or b""))
+            return self._deliver(t, p, state, bytes(r.records or b""), room)
         log.info("fetch %s-%d at %d: %s", t, p, state.position, error_name(code))
         if code in _LEADER_MOVED:
             self._refresh_quietly()
@@ -559,9 +559,10 @@ class OrderedConsumer:
             self._need_rejoin = bool(self.topics)
         return []
 
-    def _deliver(self, t: str, p: int, state: _Partition, data: bytes) -> list[ConsumerRecord]:
+    def _deliver(self, t: str, p: int, state: _Partition, data: bytes, room: int) -> list[ConsumerRecord]:
+        """Up to `room` records from the position on (the rest is fetched again next time)."""
         limit = state.deletion.limit() if state.deletion else None
-        out = []
+        out: list[ConsumerRecord] = []
         for _pos, batch in iter_batches(data, validate_each=False):
             h = header(batch)
             if h.next_offset <= state.position:
@@ -572,7 +573,7 @@ class OrderedConsumer:
             for rec in decode_records(batch):
                 if rec.offset < state.position:
                     continue
-                if limit is not None and rec.offset >= limit:
+                if (limit is not None and rec.offset >= limit) or room <= len(out):
                     return out
                 out.append(ConsumerRecord(t, p, rec.offset, rec.key, rec.value, h.partition_leader_epoch,
                                           rec.timestamp))
