@@ -283,8 +283,7 @@ class OrderedConsumer:
                 state.validate = epoch >= 0  # KIP-320: a committed position is validated after a restart
                 state.fresh = offset <= earliest
             elif self.reset == "none":
-                raise NoOffsetError(f"{t}-{p} has no committed offset and auto_offset_reset is 'none'; "
-                                    "seek() to a position or choose earliest/latest")
+                state.position = -1  # poll raises NoOffsetError until the application seeks
             else:
                 state.position = earliest if self.reset == "earliest" else self._list_offset(t, p, LATEST)
                 state.fresh = state.position <= earliest
@@ -312,6 +311,9 @@ class OrderedConsumer:
             if time.monotonic() - self.view.refreshed_at > self.metadata_max_age_s:
                 self._refresh_metadata(force=False)
             for tp, state in list(self.parts.items()):
+                if state.position < 0:
+                    raise NoOffsetError(f"{tp[0]}-{tp[1]} has no committed offset and auto_offset_reset is "
+                                        "'none': seek() to a position or choose earliest/latest")
                 if state.validate:
                     self._validate(tp, state)
             if self.member is not None:
