@@ -1,0 +1,584 @@
+"""OrderedConsumer: KIP-253's consumer with KIP-320 truncation detection.
+
+    consumer = OrderedConsumer("127.0.0.1:9092", group_id="g")
+    consumer.subscribe(["orders"], listener=MyRebalanceListener(), key_listener=MyKeyListener())
+    while True:
+        for record in consumer.poll(timeout_ms=500):
+            ...
+
+What it adds to a plain group consumer:
+
+* the KIP-253 assignor (undeleted and marked partitions balanced separately), `undeleted_partition_count`
+  in every Fetch, rejoining on INVALID_PARTITION_METADATA or when the topic's partitions change;
+* gates (chaoskit/client/gates.py): a partition made by an expansion starts only after the
+  group consumed its parent up to the split, and a partition that takes over keys from partitions
+  marked for deletion holds back newer records until those are drained; ConsumerGroupPosition
+  carries the positions between members on the heartbeat cadence, with KIP-253's condition for
+  when a member reports (and then calls `on_partition_key_maybe_revoked`);
+* KIP-320: the leader epoch of the last consumed record per partition, validation with
+  OffsetsForLeaderEpoch after a leader change, FENCED_LEADER_EPOCH or OFFSET_OUT_OF_RANGE,
+  `LogTruncationError` (auto_offset_reset="none") or a reset to the divergence offset, commits
+  with the leader epoch and validation of a committed position after a restart.
+
+Single-threaded: the group heartbeats while `poll` runs; call `poll` at least every few seconds.
+Every action is an event (chaoskit/client/events.py) on `consumer.events`.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, NamedTuple
+
+from kafka import ConsumerRebalanceListener, TopicPartition
+
+from chaoskit.client import assignor
+from chaoskit.client.events import EventHooks, history_key, history_value
+from chaoskit.client.gates import DeletionGate, ExpansionGate
+from chaoskit.client.group import GroupError, GroupMember
+from chaoskit.client.linear_hash import deletion_blockers, expansion_blocker
+from chaoskit.client.metadata import ClusterView
+from chaoskit.client.routing import ordered
+from chaoskit.client.truncation import LogTruncationError, divergence, epoch_end
+from chaoskit.protocol.errors import ErrorCode, error_name
+from chaoskit.protocol.extensions import UNKNOWN_COUNT, FetchRequest, PartitionMode
+from chaoskit.protocol.records import decode_records, header, iter_batches
+from chaoskit.protocol.requests import EARLIEST, LATEST, list_offset
+from chaoskit.protocol.wire_client import WireError
+
+log = logging.getLogger(__name__)
+
+FETCH_VERSION = 12  # flexible: carries undeleted_partition_count
+RESET_POLICIES = ("earliest", "latest", "none")
+_LEADER_MOVED = {ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                 ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.REPLICA_NOT_AVAILABLE, ErrorCode.KAFKA_STORAGE_ERROR}
+
+
+class PartitionKeyRebalanceListener:
+    """KIP-253's key callbacks: flush state of keys that may move away / load state of keys that arrive."""
+
+    def on_partition_key_maybe_revoked(self, partitions: list[TopicPartition]) -> None:
+        pass
+
+    def on_partition_key_assigned(self, partitions: list[TopicPartition]) -> None:
+        pass
+
+
+class NoOffsetError(Exception):
+    """A partition has no committed offset and auto_offset_reset is "none"."""
+
+
+class ConsumerRecord(NamedTuple):
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    leader_epoch: int
+    timestamp: int
+
+
+@dataclass
+class _Partition:
+    position: int
+    last_epoch: int | None = None      # KIP-320: epoch of the last consumed record
+    fetch_epoch: int = -1              # the leader epoch our metadata had when we last looked
+    validate: bool = False
+    fresh: bool = False                # started without a commit, or at the log start (KIP-253 8.4)
+    started: bool = True               # the expansion gate is open
+    expansion: ExpansionGate | None = None
+    deletion: DeletionGate | None = None
+    hw: int = -1
+    max_epoch: int = -1                # largest epoch delivered
+    reported_position: int | None = None
+    reported_epoch: int = -1
+    committed: int | None = None
+
+
+class OrderedConsumer:
+    def __init__(self, bootstrap_servers: str | Iterable[str], group_id: str | None = None,
+                 client_id: str = "chaoskit-ordered", auto_offset_reset: str = "earliest",
+                 enable_auto_commit: bool = True, session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
+                 rebalance_timeout_ms: int = 30_000, metadata_max_age_s: float = 2.0, fetch_max_wait_ms: int = 100,
+                 max_partition_fetch_bytes: int = 1 << 20, request_timeout_ms: int = 10_000,
+                 max_poll_records: int = 500) -> None:
+        if auto_offset_reset not in RESET_POLICIES:
+            raise ValueError(f"auto_offset_reset must be one of {', '.join(RESET_POLICIES)}, got {auto_offset_reset!r}")
+        if heartbeat_interval_ms * 3 > session_timeout_ms:
+            raise ValueError(f"heartbeat_interval_ms ({heartbeat_interval_ms}) must be at most a third of "
+                             f"session_timeout_ms ({session_timeout_ms})")
+        if max_poll_records < 1:
+            raise ValueError(f"max_poll_records must be >= 1, got {max_poll_records}")
+        self.group_id, self.reset, self.max_poll_records = group_id, auto_offset_reset, max_poll_records
+        self.auto_commit = enable_auto_commit and group_id is not None
+        self.heartbeat_s, self.metadata_max_age_s = heartbeat_interval_ms / 1000, metadata_max_age_s
+        self.fetch_max_wait_ms, self.max_partition_fetch_bytes = fetch_max_wait_ms, max_partition_fetch_bytes
+        self.view = ClusterView(bootstrap_servers, client_id, timeout_s=request_timeout_ms / 1000 + 5)
+        self.events = EventHooks()
+        self.member = GroupMember(self.view, self.events, group_id, session_timeout_ms, rebalance_timeout_ms) \
+            if group_id is not None else None
+        self.topics: list[str] = []
+        self.listener: ConsumerRebalanceListener | None = None
+        self.key_listener: PartitionKeyRebalanceListener | None = None
+        self.parts: dict[tuple[str, int], _Partition] = {}
+        self.group_positions: dict[tuple[str, int], int] = {}
+        self._asked: set[tuple[str, int]] = set()   # own partitions another member waits on
+        self._need_rejoin = False
+        self._joined_shape: dict[str, tuple[Any, ...]] = {}
+        self._next_heartbeat = 0.0
+        self._closed = False
+
+    # --- public API ------------------------------------------------------------------------
+    def subscribe(self, topics: Iterable[str], listener: ConsumerRebalanceListener | None = None,
+                  key_listener: PartitionKeyRebalanceListener | None = None) -> None:
+        if self.member is None:
+            raise ValueError("subscribe needs a group: pass group_id=... (or use assign() without one)")
+        self.topics = sorted(set(topics))
+        if not self.topics:
+            raise ValueError("subscribe needs at least one topic")
+        self.listener, self.key_listener = listener, key_listener
+        self._need_rejoin = True
+
+    def assign(self, partitions: Iterable[TopicPartition | tuple[str, int]]) -> None:
+        """Manual assignment (no group, no KIP-253 gates; KIP-320 validation still applies)."""
+        if self.topics:
+            raise ValueError("assign() cannot be mixed with subscribe()")
+        tps = sorted((tp[0], tp[1]) for tp in partitions)
+        self.view.refresh({t for t, _ in tps})
+        self.parts = {}
+        self._init_positions(tps)
+
+    def assignment(self) -> set[TopicPartition]:
+        return {TopicPartition(t, p) for t, p in self.parts}
+
+    def position(self, tp: TopicPartition | tuple[str, int]) -> int:
+        return self.parts[(tp[0], tp[1])].position
+
+    def seek(self, tp: TopicPartition | tuple[str, int], offset: int, leader_epoch: int | None = None) -> None:
+        """Go to `offset`; with `leader_epoch` (KIP-320) the next poll validates it first."""
+        state = self.parts.get((tp[0], tp[1]))
+        if state is None:
+            raise ValueError(f"{tp[0]}-{tp[1]} is not assigned to this consumer (assigned: {sorted(self.parts)})")
+        state.position, state.last_epoch, state.validate = offset, leader_epoch, leader_epoch is not None
+
+    def freeze_metadata(self) -> None:
+        self.view.freeze()
+
+    def thaw_metadata(self) -> None:
+        self.view.thaw()
+
+    def poll(self, timeout_ms: int = 500) -> list[ConsumerRecord]:
+        """Records in offset order per partition; raises LogTruncationError (policy "none")."""
+        if self._closed:
+            raise RuntimeError("poll on a closed consumer")
+        deadline = time.monotonic() + timeout_ms / 1000
+        if self.auto_commit:
+            self._commit_quietly()
+        while True:
+            self._maintain()
+            records = self._fetch(max(0.0, deadline - time.monotonic()))
+            if records or time.monotonic() >= deadline:
+                break
+        if records:
+            self.events.emit({"f": "poll", "type": "ok", "value": [
+                [r.partition, r.offset, history_key(r.key), history_value(r.value), r.leader_epoch]
+                for r in records]})
+        return records
+
+    def commit(self) -> None:
+        """Commit every position with the epoch of its last consumed record (KIP-320)."""
+        if self.member is None or self.member.generation < 0:
+            return
+        offsets = {tp: (s.position, -1 if s.last_epoch is None else s.last_epoch)
+                   for tp, s in self.parts.items() if s.committed != s.position}
+        self.member.commit(offsets)
+        for tp, (offset, _e) in offsets.items():
+            self.parts[tp].committed = offset
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self.member is not None and self.member.generation >= 0:
+                self._commit_quietly()
+                self._revoke_all()
+                self.member.leave()
+        finally:
+            self._closed = True
+            self.view.close()
+
+    def __enter__(self) -> OrderedConsumer:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # --- group -----------------------------------------------------------------------------
+    def _commit_quietly(self) -> None:
+        try:
+            self.commit()
+        except GroupError as e:
+            log.info("commit failed: %s", e)
+            self._need_rejoin = self._need_rejoin or e.rejoin
+        except WireError as e:
+            log.info("commit failed: %s", e)
+
+    def _callback(self, f: str, tps: Iterable[tuple[str, int]]) -> None:
+        tps = [TopicPartition(t, p) for t, p in sorted(tps)]
+        target = self.listener if f.startswith("on_partitions") else self.key_listener
+        if target is not None:
+            getattr(target, f)(tps if f.startswith("on_partition_key") else set(tps))
+        self.events.callback_op(f, tps)
+
+    def _revoke_all(self) -> None:
+        if self.parts:
+            self._callback("on_partitions_revoked", self.parts)
+        self.parts = {}
+
+    def _shape(self) -> dict[str, tuple[Any, ...]]:
+        # what the group's assignment depends on: each topic's partitions and their modes
+        return {t: tuple(sorted((p, int(i.mode)) for p, i in self.view.topics[t].partitions.items()))
+                for t in self.topics if t in self.view.topics}
+
+    def _assign(self, members: dict[str, list[str]]) -> dict[str, list[tuple[str, int]]]:
+        self.view.refresh(self.topics)
+        split: dict[str, tuple[list[int], list[int]]] = {}
+        for t in {t for ts in members.values() for t in ts}:
+            info = self.view.topics.get(t)
+            if info is None:
+                continue
+            live = {p: i for p, i in info.partitions.items() if i.mode != PartitionMode.NONE}
+            split[t] = ([p for p, i in live.items() if i.mode == PartitionMode.READ_WRITE],
+                        [p for p, i in live.items() if i.mode == PartitionMode.READ_ONLY])
+        return assignor.assign(members, split)
+
+    def _rejoin(self) -> None:
+        assert self.member is not None
+        if self.member.generation >= 0:
+            self._commit_quietly()
+        self._revoke_all()
+        self.view.refresh(self.topics)
+        self._joined_shape = self._shape()
+        assigned = self.member.join(self.topics, self._assign)
+        self._need_rejoin = False
+        self._asked, self.group_positions = set(), {}
+        self._init_positions(assigned)
+        self._callback("on_partitions_assigned", assigned)
+        self._next_heartbeat = time.monotonic() + self.heartbeat_s
+
+    def _init_positions(self, tps: list[tuple[str, int]]) -> None:
+        committed = self.member.committed(tps) if self.member is not None and tps else {}
+        for t, p in tps:
+            info = self.view.topic(t)
+            part = info.partitions.get(p)
+            state = _Partition(position=0, fetch_epoch=part.leader_epoch if part else -1)
+            earliest = self._list_offset(t, p, EARLIEST)
+            if (t, p) in committed:
+                offset, epoch = committed[(t, p)]
+                state.position, state.committed = offset, offset
+                state.last_epoch = epoch if epoch >= 0 else None
+                state.validate = epoch >= 0  # KIP-320: a committed position is validated after a restart
+                state.fresh = offset <= earliest
+            elif self.reset == "none":
+                state.position = -1  # poll raises NoOffsetError until the application seeks
+            else:
+                state.position = earliest if self.reset == "earliest" else self._list_offset(t, p, LATEST)
+                state.fresh = state.position <= earliest
+            state.started = not (self.member is not None and state.fresh and ordered(info)
+                                 and p >= info.initial_partition_count)
+            self.parts[(t, p)] = state
+
+    def _list_offset(self, topic: str, partition: int, timestamp: int) -> int:
+        part = self.view.topic(topic).partitions[partition]
+        got = list_offset(self.view.connection(part.leader), topic, partition, timestamp)
+        if got.error_code != ErrorCode.NONE:
+            raise WireError(f"ListOffsets {topic}-{partition}: {error_name(got.error_code)}")
+        return got.offset
+
+    # --- each round of poll ----------------------------------------------------------------
+    def _maintain(self) -> None:
+        try:
+            if self.member is not None and self.topics:
+                if self._need_rejoin or self.member.generation < 0:
+                    self._rejoin()
+                if time.monotonic() >= self._next_heartbeat:
+                    self._next_heartbeat = time.monotonic() + self.heartbeat_s
+                    self.member.heartbeat()
+                    self._exchange_positions()
+            if time.monotonic() - self.view.refreshed_at > self.metadata_max_age_s:
+                self._refresh_metadata(force=False)
+            for tp, state in list(self.parts.items()):
+                if state.position < 0:
+                    raise NoOffsetError(f"{tp[0]}-{tp[1]} has no committed offset and auto_offset_reset is "
+                                        "'none': seek() to a position or choose earliest/latest")
+                if state.validate:
+                    self._validate(tp, state)
+            if self.member is not None:
+                self._open_gates()
+        except GroupError as e:
+            log.info("group %s: %s", self.group_id, e)
+            if e.rejoin and self.member is not None:
+                self._need_rejoin = True
+                if e.code == ErrorCode.UNKNOWN_MEMBER_ID:
+                    self.member.member_id, self.member.generation = "", -1
+            time.sleep(0.05)
+        except WireError as e:
+            log.info("consumer round failed, retrying: %s", e)
+            self._refresh_quietly()
+            time.sleep(0.1)
+
+    def _refresh_quietly(self) -> None:
+        try:
+            self._refresh_metadata(force=True)
+        except WireError as e:
+            log.info("metadata refresh failed: %s", e)
+
+    def _refresh_metadata(self, force: bool) -> None:
+        topics = sorted({t for t, _ in self.parts} | set(self.topics))
+        if not topics:
+            return
+        frozen = self.view.frozen
+        if force:
+            self.view.frozen = False
+        try:
+            self.view.refresh(topics)
+        finally:
+            self.view.frozen = frozen
+        for (t, p), state in self.parts.items():
+            part = self.view.topics.get(t) and self.view.topics[t].partitions.get(p)
+            if part and part.leader_epoch != state.fetch_epoch:
+                state.fetch_epoch = part.leader_epoch
+                state.validate = state.validate or state.last_epoch is not None  # KIP-320: leader changed
+        if self.topics and self._joined_shape and self._shape() != self._joined_shape:
+            self._need_rejoin = True
+
+    def _validate(self, tp: tuple[str, int], state: _Partition) -> None:
+        t, p = tp
+        if state.last_epoch is None:
+            state.validate = False
+            return
+        part = self.view.topic(t).partitions.get(p)
+        if part is None or part.leader < 0:
+            return
+        end = epoch_end(self.view.connection(part.leader), t, p, state.last_epoch, part.leader_epoch)
+        if end.error in _LEADER_MOVED:
+            self._refresh_metadata(force=True)
+            return
+        found = divergence(end, state.position, state.last_epoch)
+        state.validate = False
+        if found is None:
+            return
+        reset = self.reset != "none"
+        self.events.emit({"f": "truncation-detected", "type": "ok" if reset else "info", "topic": t, "partition": p,
+                          "offset": found, "value": {"fetch_offset": state.position, "divergence_offset": found}})
+        if not reset:
+            state.validate = True  # raised again until the application seeks
+            raise LogTruncationError(t, p, state.position, found)
+        log.warning("%s-%d: log truncated at %d below position %d; resetting there", t, p, found, state.position)
+        state.position, state.last_epoch = found, end.leader_epoch
+
+    # --- KIP-253 gates ---------------------------------------------------------------------
+    def _known_position(self, tp: tuple[str, int]) -> int:
+        own = self.parts.get(tp)
+        return own.position if own is not None else self.group_positions.get(tp, -1)
+
+    def _open_gates(self) -> None:
+        for (t, p), state in list(self.parts.items()):
+            info = self.view.topics.get(t)
+            if info is None or not ordered(info):
+                continue
+            if not state.started:
+                self._expansion_gate(t, p, state, info)
+            self._deletion_gate(t, p, state, info)
+
+    def _current_epoch(self, topic: str, partition: int) -> int:
+        part = self.view.topics[topic].partitions.get(partition)
+        return -1 if part is None else part.leader_epoch
+
+    def _expansion_gate(self, t: str, p: int, state: _Partition, info: Any) -> None:
+        if state.expansion is None:
+            maps = self.view.admin.epoch_maps(t, [p], missing_ok=True).get(p)
+            if maps is None or not maps.after_creation:
+                state.started = True
+                return
+            blocker = expansion_blocker(p, info.initial_partition_count, max(maps.after_creation) + 1)
+            old = maps.after_creation[blocker]
+            if self._current_epoch(t, blocker) <= old:  # the bump has not reached our metadata yet
+                self._refresh_metadata(force=True)
+                return
+            leader = self.view.topics[t].partitions[blocker].leader
+            end = epoch_end(self.view.connection(leader), t, blocker, old, self._current_epoch(t, blocker))
+            if end.error != ErrorCode.NONE:
+                return
+            state.expansion = ExpansionGate(blocker, end.end_offset)
+        gate = state.expansion
+        if gate.open(self._known_position((t, gate.blocker))):
+            if (t, gate.blocker) in self.parts:
+                self._callback("on_partition_key_maybe_revoked", [(t, gate.blocker)])
+            self._callback("on_partition_key_assigned", [(t, p)])
+            state.started = True
+
+    def _deletion_gate(self, t: str, p: int, state: _Partition, info: Any) -> None:
+        undeleted = info.undeleted_partition_count
+        marked = {q for q, i in info.partitions.items() if i.mode == PartitionMode.READ_ONLY}
+        if p >= undeleted or not marked and state.deletion is None:
+            return
+        gate = state.deletion = state.deletion or DeletionGate()
+        for q in list(gate.upper):
+            if q not in marked:
+                gate.drained.add(q)  # removed (or going): nothing of it is left to read
+        blockers = [q for q in deletion_blockers(p, info.initial_partition_count, undeleted,
+                                                 max(info.partitions) + 1) if q in marked]
+        for q in blockers:
+            if q in gate.upper:
+                continue
+            maps = self.view.admin.epoch_maps(t, [q], missing_ok=True).get(q)
+            old = maps.before_deletion.get(p) if maps else None
+            if old is None:
+                continue
+            if self._current_epoch(t, p) <= old:
+                self._refresh_metadata(force=True)
+                return
+            end = epoch_end(self.view.connection(self.view.topics[t].partitions[p].leader), t, p, old,
+                            self._current_epoch(t, p))
+            if end.error != ErrorCode.NONE:
+                return
+            gate.upper[q] = end.end_offset
+        limit = gate.limit()
+        if limit is None or state.position < limit:
+            return
+        for q in gate.waiting_on:  # blocked: are the marked partitions drained?
+            if self._known_position((t, q)) >= self._list_offset(t, q, LATEST):
+                gate.drained.add(q)
+                if (t, q) in self.parts:
+                    self._callback("on_partition_key_maybe_revoked", [(t, q)])
+        if gate.limit() is None:
+            self._callback("on_partition_key_assigned", [(t, p)])
+
+    def _waits(self) -> list[tuple[str, int]]:
+        waits = set()
+        for (t, p), state in self.parts.items():
+            if not state.started and state.expansion is not None:
+                waits.add((t, state.expansion.blocker))
+            if state.deletion is not None:
+                waits.update((t, q) for q in state.deletion.waiting_on)
+        return sorted(tp for tp in waits if tp not in self.parts)
+
+    def _exchange_positions(self) -> None:
+        """KIP-253 step 7: report what others wait on when the condition holds, ask for ours."""
+        assert self.member is not None
+        reports = {}
+        for tp in sorted(self._asked):
+            state = self.parts.get(tp)
+            if state is None:
+                continue
+            if state.reported_position is None or state.max_epoch > state.reported_epoch or \
+                    (state.position > state.reported_position and state.position == state.hw):
+                reports[tp] = state.position
+                state.reported_position, state.reported_epoch = state.position, state.max_epoch
+        if reports:
+            self._callback("on_partition_key_maybe_revoked", reports)
+        # always asked, also without waits: only the answer tells us which of ours others wait on
+        positions, self._asked = self.member.exchange_positions(reports, self._waits())
+        self.group_positions.update({tp: pos for tp, pos in positions.items() if pos >= 0})
+
+    # --- fetching --------------------------------------------------------------------------
+    def _fetchable(self) -> dict[int, list[tuple[str, int]]]:
+        by_leader: dict[int, list[tuple[str, int]]] = {}
+        for (t, p), state in sorted(self.parts.items()):
+            part = self.view.topics.get(t) and self.view.topics[t].partitions.get(p)
+            limit = state.deletion.limit() if state.deletion else None
+            if not part or part.leader < 0 or not state.started or state.validate or \
+                    part.mode == PartitionMode.NONE or (limit is not None and state.position >= limit):
+                continue
+            by_leader.setdefault(part.leader, []).append((t, p))
+        return by_leader
+
+    def _fetch(self, budget_s: float) -> list[ConsumerRecord]:
+        by_leader = self._fetchable()
+        if not by_leader:
+            time.sleep(min(budget_s, 0.05))
+            return []
+        wait_ms = int(min(budget_s * 1000, self.fetch_max_wait_ms) / len(by_leader))
+        out: list[ConsumerRecord] = []
+        for leader, tps in sorted(by_leader.items()):
+            if len(out) >= self.max_poll_records:
+                break
+            try:
+                out.extend(self._fetch_from(leader, tps, wait_ms, self.max_poll_records - len(out)))
+            except WireError as e:
+                log.info("fetch from broker %d failed: %s", leader, e)
+                self._refresh_quietly()
+        return out
+
+    def _fetch_from(self, leader: int, tps: list[tuple[str, int]], wait_ms: int, room: int) -> list[ConsumerRecord]:
+        T = FetchRequest.FetchTopic
+        topics: dict[str, list[Any]] = {}
+        for t, p in tps:
+            state = self.parts[(t, p)]
+            topics.setdefault(t, []).append(T.FetchPartition(
+                partition=p, current_leader_epoch=state.fetch_epoch, fetch_offset=state.position,
+                log_start_offset=-1, partition_max_bytes=self.max_partition_fetch_bytes))
+        request = FetchRequest(replica_id=-1, max_wait_ms=wait_ms, min_bytes=1, max_bytes=1 << 24, isolation_level=0,
+                               session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[], topics=[
+                                   T(topic=t, partitions=ps, undeleted_partition_count=self._count(t))
+                                   for t, ps in topics.items()])
+        response = self.view.connection(leader).request(request, FETCH_VERSION, timeout=wait_ms / 1000 + 10)
+        out: list[ConsumerRecord] = []
+        for topic in response.responses:
+            for r in topic.partitions:
+                state = self.parts.get((topic.topic, r.partition_index))
+                if state is not None:
+                    out.extend(self._handle(topic.topic, r, state, room - len(out)))
+        return out
+
+    def _count(self, topic: str) -> int:
+        info = self.view.topics.get(topic)
+        return info.undeleted_partition_count if info is not None and ordered(info) else UNKNOWN_COUNT
+
+    def _handle(self, t: str, r: Any, state: _Partition, room: int) -> list[ConsumerRecord]:
+        p, code = r.partition_index, r.error_code
+        if code == ErrorCode.NONE:
+            state.hw = r.high_watermark
+            return self._deliver(t, p, state, bytes(r.records or b""), room)
+        log.info("fetch %s-%d at %d: %s", t, p, state.position, error_name(code))
+        if code in _LEADER_MOVED:
+            self._refresh_quietly()
+            state.validate = state.last_epoch is not None
+        elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
+            if state.last_epoch is not None:
+                state.validate = True
+            elif self.reset == "none":
+                raise NoOffsetError(f"{t}-{p}: offset {state.position} is out of range and auto_offset_reset is "
+                                    "'none'")
+            else:
+                state.position = self._list_offset(t, p, EARLIEST if self.reset == "earliest" else LATEST)
+        elif code in (ErrorCode.INVALID_PARTITION_METADATA, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+            self._refresh_quietly()  # our count is stale, or the partition is going: rejoin with fresh metadata
+            self._need_rejoin = bool(self.topics)
+        return []
+
+    def _deliver(self, t: str, p: int, state: _Partition, data: bytes, room: int) -> list[ConsumerRecord]:
+        """Up to `room` records from the position on (the rest is fetched again next time)."""
+        limit = state.deletion.limit() if state.deletion else None
+        out: list[ConsumerRecord] = []
+        for _pos, batch in iter_batches(data, validate_each=False):
+            h = header(batch)
+            if h.next_offset <= state.position:
+                continue
+            if h.is_control:
+                state.position = h.next_offset
+                continue
+            for rec in decode_records(batch):
+                if rec.offset < state.position:
+                    continue
+                if (limit is not None and rec.offset >= limit) or room <= len(out):
+                    return out
+                out.append(ConsumerRecord(t, p, rec.offset, rec.key, rec.value, h.partition_leader_epoch,
+                                          rec.timestamp))
+                state.position, state.last_epoch = rec.offset + 1, h.partition_leader_epoch
+                state.max_epoch = max(state.max_epoch, h.partition_leader_epoch)
+        return out

@@ -1,0 +1,43 @@
+"""KIP-253 step 8: when a consumer may deliver from a partition whose keys came from, or go to,
+another partition.
+
+* ExpansionGate (8.4): a partition P1 created by an expansion starts only once the group's
+  position of its one blocker P3 (the partition it was split from, as of the expansion) passed
+  the end of P3's leader epoch before P1's creation -- every record of the moved keys that was
+  written to P3 before the split has then been consumed.
+* DeletionGate (8.5): an undeleted partition P1 that receives the keys of partitions P3 marked
+  for deletion delivers offset T only when, for each P3, T lies before the end of P1's epoch
+  before the marking (the record was written before the shrink) or the group's position of P3
+  reached P3's log end (P3 is drained).
+
+Thresholds come from OffsetsForLeaderEpoch and are only taken once the partition's current
+epoch moved past the named one (else the epoch is still open and its end not final).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ExpansionGate:
+    blocker: int
+    threshold: int  # end offset of the blocker's epoch before the creation
+
+    def open(self, blocker_position: int) -> bool:
+        return blocker_position >= self.threshold
+
+
+@dataclass
+class DeletionGate:
+    # marked partition -> end offset of P1's epoch before it was marked
+    upper: dict[int, int] = field(default_factory=dict)
+    drained: set[int] = field(default_factory=set)
+
+    def limit(self) -> int | None:
+        """The first offset P1 may not deliver yet (None: no limit)."""
+        pending = [u for p, u in self.upper.items() if p not in self.drained]
+        return min(pending) if pending else None
+
+    @property
+    def waiting_on(self) -> list[int]:
+        return sorted(p for p in self.upper if p not in self.drained)

@@ -1,0 +1,72 @@
+"""The clients' view of the cluster: Metadata with the KIP fields, connections by broker id, and
+a freeze switch for the chaos "stale metadata" fault.
+
+Built on the AdminClient's wire layer (one blocking WireClient per broker). While frozen,
+`refresh()` keeps the last answer, so the client goes on with an old `undeleted_partition_count`
+and old leaders exactly as a client whose metadata requests are lost would.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+from chaoskit.client.admin import AdminClient, TopicInfo
+from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.wire_client import WireClient
+
+
+class MetadataError(Exception):
+    """A topic the client needs is missing or not usable."""
+
+
+class ClusterView:
+    def __init__(self, bootstrap_servers: str | Iterable[str], client_id: str, timeout_s: float = 10.0) -> None:
+        self.admin = AdminClient(bootstrap_servers, timeout_s=timeout_s, client_id=client_id)
+        self.timeout_s = timeout_s
+        self.topics: dict[str, TopicInfo] = {}
+        self.frozen = False
+        self.refreshed_at = 0.0
+
+    def freeze(self) -> None:
+        self.frozen = True
+
+    def thaw(self) -> None:
+        self.frozen = False
+
+    def refresh(self, topics: Iterable[str]) -> dict[str, TopicInfo]:
+        """Ask for `topics` again (kept as they were while frozen, when known)."""
+        wanted = sorted(set(topics))
+        if self.frozen and all(t in self.topics for t in wanted):
+            return self.topics
+        for name, info in self.admin.metadata(wanted).items():
+            if info.error == ErrorCode.NONE:
+                self.topics[name] = info
+        self.refreshed_at = time.monotonic()
+        return self.topics
+
+    def topic(self, name: str, timeout_s: float | None = None) -> TopicInfo:
+        """The topic as last seen; asked for (until `timeout_s`) when not known yet."""
+        deadline = time.monotonic() + (self.timeout_s if timeout_s is None else timeout_s)
+        while name not in self.topics:
+            self.refresh([name])
+            if name in self.topics:
+                break
+            if time.monotonic() >= deadline:
+                raise MetadataError(f"topic {name!r} is not in the cluster's metadata (create it first)")
+            time.sleep(0.1)
+        return self.topics[name]
+
+    def connection(self, broker_id: int) -> WireClient:
+        """The connection to a broker by id (asks Metadata for its address when unknown)."""
+        if broker_id not in self.admin._brokers:
+            self.admin.metadata([])
+        address = self.admin._brokers.get(broker_id)
+        if address is None:
+            raise MetadataError(f"broker {broker_id} is not in the cluster's metadata")
+        return self.admin._client(address)
+
+    def any_connection(self) -> WireClient:
+        return self.admin._client(self.admin.bootstrap[0])
+
+    def close(self) -> None:
+        self.admin.close()

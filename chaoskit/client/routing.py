@@ -1,0 +1,50 @@
+"""Where a producer sends a record: linear hashing over the topic's undeleted partitions (KIP-253),
+never a ReadOnly or None partition (KIP-694).
+
+A topic without the KIP counts (an unpatched cluster, or `enable.ordered.delivery` false as the
+broker reports it with no counts) falls back to the stock rule: keyed records by murmur2 modulo
+the partition count, unkeyed round-robin.
+"""
+from __future__ import annotations
+
+import itertools
+
+from chaoskit.client.admin import TopicInfo
+from chaoskit.client.linear_hash import linear_partition, modulo_partition
+from chaoskit.protocol.extensions import PartitionMode
+
+
+class NoWritablePartition(Exception):
+    """Every partition the rule allows is ReadOnly, None or unknown: metadata must be refreshed."""
+
+
+def ordered(info: TopicInfo) -> bool:
+    """Does the topic carry KIP-253's counts (so linear hashing applies)?"""
+    return info.initial_partition_count is not None and info.undeleted_partition_count is not None
+
+
+def writable(info: TopicInfo) -> list[int]:
+    """The partitions a producer may write to: ReadWrite, below the undeleted count when known."""
+    limit = info.undeleted_partition_count if ordered(info) else None
+    return sorted(p for p, i in info.partitions.items()
+                  if i.mode == PartitionMode.READ_WRITE and (limit is None or p < limit))
+
+
+class Router:
+    def __init__(self, start: int = 0) -> None:
+        self._round_robin = itertools.count(start)
+
+    def partition(self, info: TopicInfo, key: bytes | None) -> int:
+        """The partition for a record with this key (None: unkeyed)."""
+        choices = writable(info)
+        if not choices:
+            raise NoWritablePartition(f"topic {info.name!r} has no ReadWrite partition in the client's metadata")
+        if key is None:
+            return choices[next(self._round_robin) % len(choices)]
+        if ordered(info):
+            p = linear_partition(key, info.initial_partition_count, info.undeleted_partition_count)
+        else:
+            p = modulo_partition(key, len(info.partitions))
+        if p not in choices:
+            raise NoWritablePartition(f"{info.name}-{p} (for key {key!r}) is not ReadWrite in the client's metadata")
+        return p

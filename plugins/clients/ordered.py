@@ -1,0 +1,89 @@
+"""The ordered-delivery client (chaoskit.client): KIP-253 producer and consumer with KIP-320
+truncation handling, as a chaos client named "ordered".
+
+One synchronous send per op (linear hashing, the undeleted count in every Produce, refusals of a
+stale count re-routed); one group of consumers subscribed with both listeners. The consumer's
+rebalance and key callbacks, every truncation it detects and every coordinator it finds are
+recorded as ops of this process; `freeze_metadata()`/`thaw_metadata()` reach the producer and
+consumer (also one made while frozen), for the freeze-client-metadata fault.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chaoskit_plugins.clients.ops import ClientBase, Op, failed, ok, poll_record, wire
+
+SEND_TIMEOUT_S = 30.0
+# consumer events that are ops of their own (polls and sends are recorded by the worker from the op)
+RECORDED = {"on_partitions_revoked", "on_partitions_assigned", "on_partition_key_maybe_revoked",
+            "on_partition_key_assigned", "truncation-detected", "coordinator"}
+
+
+class OrderedClient(ClientBase):
+    name = "ordered"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._producer: Any = None
+        self._consumer: Any = None
+        self._frozen = False
+
+    # --- the stale-metadata fault --------------------------------------------------------------
+    def freeze_metadata(self) -> None:
+        self._frozen = True
+        for c in (self._producer, self._consumer):
+            if c is not None:
+                c.freeze_metadata()
+
+    def thaw_metadata(self) -> None:
+        self._frozen = False
+        for c in (self._producer, self._consumer):
+            if c is not None:
+                c.thaw_metadata()
+
+    def _made(self, client: Any) -> Any:
+        if self._frozen:
+            client.freeze_metadata()
+        return client
+
+    def _record_event(self, event: dict[str, Any]) -> None:
+        if event.get("f") in RECORDED:
+            self.test.record({**event, "process": self.process})
+
+    # --- ops -------------------------------------------------------------------------------
+    def send(self, op: Op) -> Op:
+        from chaoskit.client.producer import OrderedProducer, ProduceError
+
+        if self._producer is None:
+            self._producer = self._made(OrderedProducer(
+                self.bootstrap, client_id=f"chaoskit-{self.process}", request_timeout_ms=10_000,
+                delivery_timeout_s=self.options.get("send_timeout_s", SEND_TIMEOUT_S)))
+            self._producer.events.subscribe(self._record_event)
+        try:
+            md = self._producer.send(op["topic"], key=wire(op["key"]) if op.get("key") else None,
+                                     value=wire(op["value"]))
+        except ProduceError as e:
+            return failed(op, e, definite=e.definite)
+        except Exception as e:  # noqa: BLE001 -- anything else leaves the outcome unknown
+            return failed(op, e, definite=False)
+        return ok(op, partition=md.partition, offset=md.offset, leader_epoch=md.leader_epoch)
+
+    def poll(self, op: Op) -> Op:
+        from chaoskit.client.consumer import OrderedConsumer
+
+        if self._consumer is None:
+            self._consumer = self._made(OrderedConsumer(
+                self.bootstrap, group_id=self.group, client_id=f"chaoskit-{self.process}",
+                auto_offset_reset="earliest", session_timeout_ms=10_000, heartbeat_interval_ms=500))
+            self._consumer.events.subscribe(self._record_event)
+            # the callbacks are recorded from the consumer's events, so no listener objects are needed
+            self._consumer.subscribe([op["topic"]])
+        records = self._consumer.poll(timeout_ms=self.options.get("poll_ms", 500))
+        return ok(op, value=[poll_record(r.partition, r.offset, r.key, r.value, r.leader_epoch) for r in records])
+
+    def close(self, test: Any) -> None:
+        if self._producer is not None:
+            self._producer.close()
+        if self._consumer is not None:
+            self._consumer.close()
+

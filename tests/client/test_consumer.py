@@ -1,0 +1,81 @@
+"""OrderedConsumer against a real cluster: a group consumes everything once with its callbacks
+and events, commits carry the leader epoch and a restarted member continues where it committed,
+and the assignor/gate helpers behave on their own."""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from chaoskit.client.assignor import assign
+from chaoskit.client.consumer import OrderedConsumer
+from chaoskit.client.producer import OrderedProducer
+
+
+def drain(consumer: OrderedConsumer, want: int, timeout: float = 30.0) -> list[Any]:
+    got: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < want and time.monotonic() < deadline:
+        got.extend(consumer.poll(200))
+    return got
+
+
+def test_group_member_consumes_all_and_resumes_from_its_commit(cluster: Any, admin: Any, new_topic: Any):
+    topic = new_topic(3)
+    with OrderedProducer(cluster.bootstrap_servers) as producer:
+        for i in range(60):
+            producer.send(topic, b"k%d" % i, json.dumps([0, f"k{i}", 0]).encode())
+    events: list[dict[str, Any]] = []
+    consumer = OrderedConsumer(cluster.bootstrap_servers, group_id=f"g-{topic}", heartbeat_interval_ms=200)
+    consumer.events.subscribe(events.append)
+    consumer.subscribe([topic])
+    try:
+        first = drain(consumer, 60)
+    finally:
+        consumer.close()
+    assert sorted((r.partition, r.offset) for r in first) == sorted(
+        (p, o) for p in range(3) for o in range(len([i for i in range(60) if r_part(admin, topic, i) == p])))
+    fs = [e["f"] for e in events]
+    assert fs[0] == "coordinator" and "on_partitions_assigned" in fs and fs[-1] == "on_partitions_revoked"
+    assigned = next(e for e in events if e["f"] == "on_partitions_assigned")
+    assert assigned["value"] == [[topic, 0], [topic, 1], [topic, 2]]
+    delivered = [rec for e in events if e["f"] == "poll" for rec in e["value"]]
+    assert len(delivered) == 60 and all(rec[4] is not None and rec[4] >= 0 for rec in delivered)
+    assert {rec[2] for rec in delivered} == {f"k{i}" for i in range(60)}
+    assert all(rec[3] == [0, rec[2], 0] for rec in delivered)
+
+    with OrderedProducer(cluster.bootstrap_servers) as producer:
+        producer.send(topic, b"late", b"[0, \"late\", 1]")
+    again = OrderedConsumer(cluster.bootstrap_servers, group_id=f"g-{topic}", heartbeat_interval_ms=200)
+    again.subscribe([topic])
+    try:
+        rest = drain(again, 1, timeout=20)
+        rest.extend(again.poll(500))
+    finally:
+        again.close()
+    assert [r.key for r in rest] == [b"late"]  # nothing re-read: the commit (with its epoch) held
+
+
+def r_part(admin: Any, topic: str, i: int) -> int:
+    from chaoskit.client.linear_hash import linear_partition
+    return linear_partition(b"k%d" % i, 3, 3)
+
+
+def test_assignor_balances_undeleted_and_marked_separately():
+    got = assign({"a": ["t"], "b": ["t"], "c": ["t"]}, {"t": ([0, 1, 2, 3, 4, 5], [6, 7])})
+    assert got == {"a": [("t", 0), ("t", 3), ("t", 6)], "b": [("t", 1), ("t", 4), ("t", 7)],
+                   "c": [("t", 2), ("t", 5)]}
+    undeleted = {m: [p for _, p in tps if p < 6] for m, tps in got.items()}
+    assert sorted(len(v) for v in undeleted.values()) == [2, 2, 2]
+    assert assign({"a": ["other"]}, {"t": ([0], [])}) == {"a": []}
+
+
+def test_bad_settings_are_refused_with_a_hint():
+    with pytest.raises(ValueError, match="auto_offset_reset"):
+        OrderedConsumer("127.0.0.1:1", auto_offset_reset="smallest")
+    with pytest.raises(ValueError, match="a third"):
+        OrderedConsumer("127.0.0.1:1", session_timeout_ms=3000, heartbeat_interval_ms=2000)
+    with pytest.raises(ValueError, match="group_id"):
+        OrderedConsumer("127.0.0.1:1").subscribe(["t"])
