@@ -11,6 +11,8 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 [ -x /usr/share/zookeeper/bin/zkServer.sh ] || missing+=(zookeeper)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+# the docker backend's registry-free base image (docker/bootstrap-base.sh)
+[ -x /usr/sbin/debootstrap ] || command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then
     say "missing system packages: ${missing[*]}; install them as root: apt-get install -y ${missing[*]}" >&2
