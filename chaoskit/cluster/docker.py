@@ -78,11 +78,11 @@ class DockerCluster(LocalCluster):
     reaper_module = "chaoskit.cluster.docker_reaper"
 
     def __init__(self, spec: ClusterSpec, images: dict[str, str] | None = None, client: Any = None) -> None:
+        self.client = client or engine()  # first: no engine, nothing made
         self.spec = spec
         self.run_id = spec.run_id
         self.run_dir = spec.directory
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.client = client or engine()
         self.images = images
         self.network_name = f"chaoskit-{self.run_id}"
         self.network: Any = None
