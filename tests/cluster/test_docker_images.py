@@ -73,3 +73,16 @@ def test_a_second_build_reuses_every_image_and_list_shows_them(tmp_path: Path):
                                                     timeout=60, check=True).stdout.splitlines()]
     by_tag = {t: image["name"] for image in listed for t in image["tags"]}
     assert all(by_tag.get(tag) == name for name, tag in tags.items()), (tags, listed)
+
+
+def test_compose_configs_are_valid_node_configs():
+    from chaoskit.broker.config import BrokerConfig
+    from chaoskit.controller.config import ControllerConfig
+
+    compose = images.DOCKER_DIR / "compose"
+    brokers = [BrokerConfig.load(compose / f"broker-{i}.json") for i in (1, 2, 3)]
+    assert [b.broker_id for b in brokers] == [1, 2, 3]
+    assert ControllerConfig.load(compose / "controller-1.json").broker_addresses == {
+        i: (f"broker-{i}", 9092) for i in (1, 2, 3)}
+    text = (images.DOCKER_DIR / "compose.yaml").read_text()
+    assert all(f"./compose/{n}.json" in text for n in ("controller-1", "broker-1", "broker-2", "broker-3"))
