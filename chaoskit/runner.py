@@ -193,12 +193,15 @@ def run(test: ChaosTest, progress: bool = False, keep: bool = False) -> RunResul
         log.exception("run %s broke", run_id)
         error = f"{type(e).__name__}: {e}"
     stats["run_seconds"] = round(time.monotonic() - began, 3)
+    if cluster is not None and not keep:
+        cluster.stop()  # before the checks: they need the CPU, not the cluster
+        cluster = None
     verdict = None
     try:
         verdict = check(test, run_dir / HISTORY_FILE)
     finally:
-        if cluster is not None:
-            _release(cluster, keep and not (error is None and verdict_is_clean(verdict)), stats)
+        if cluster is not None:  # kept up for a look only if the run is not clean
+            _release(cluster, error is not None or not verdict_is_clean(verdict), stats)
     result = RunResult(test, run_id, run_dir, verdict, schedule, stats, error)
     (run_dir / RESULTS_FILE).write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
     pm.hook.chaoskit_run_end(run=ctx, result=result)

@@ -24,7 +24,7 @@ UNCLEAN_TOPIC = {"unclean.leader.election.enable": "true", "min.insync.replicas"
 def _run(chaos, duration_rate: float):
     return chaos.run(topics=[Topic(TOPIC, 2, config=UNCLEAN_TOPIC)], checks=CHECKS,
                      client=chaos.pick(patched="ordered", unpatched="kafka-python"),
-                     client_options=chaos.pick(patched={"truncation_policy": "reset"}, unpatched={}),
+                     client_options=chaos.pick(patched={"auto_offset_reset": "earliest"}, unpatched={}),
                      workload_options={"producers": 2, "consumers": 2, "keys": 20, "rate": duration_rate})
 
 

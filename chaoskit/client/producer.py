@@ -36,6 +36,10 @@ INIT_PRODUCER_ID_VERSION = 4
 # refusals after which the metadata is asked again before the retry
 _STALE = {ErrorCode.INVALID_PARTITION_METADATA, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE,
           ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH}
+# answers an acks=all leader gives after it appended the batch (its epoch changed while waiting for
+# the replicas, or they were slow): the records may be in the log, and committed later
+_MAYBE_APPENDED = {ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
+                   ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND}
 # the producer id's sequence state is lost or out of step: start a new producer id
 _NEW_PRODUCER_ID = {ErrorCode.UNKNOWN_PRODUCER_ID, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                     ErrorCode.INVALID_PRODUCER_EPOCH}
@@ -173,10 +177,14 @@ class OrderedProducer:
                 time.sleep(self.retry_backoff_s)
                 continue
             if ambiguous_on is not None and p != ambiguous_on:
-                # the earlier attempt may be written on the old partition under this sequence: a new
-                # producer id keeps the old partition from taking a later record as its duplicate
+                # the earlier attempt may be written on the old partition under this sequence. Sending
+                # the record again elsewhere could write it twice, so its outcome stays unknown (the
+                # caller's `info`); a new producer id keeps the old partition from taking a later
+                # record with the same sequence for a duplicate of this one and dropping it
                 self._init_producer_id()
-                ambiguous_on = None
+                raise ProduceError(f"outcome unknown: an attempt may have been written to {topic}-{ambiguous_on} "
+                                   f"({last}), and the key now belongs to {topic}-{p}; not sent again there",
+                                   None, definite=False)
             part = info.partitions[p]
             if part.leader < 0:
                 last = f"{topic}-{p} has no leader"
@@ -207,6 +215,8 @@ class OrderedProducer:
                 if self.idempotent:
                     self._sequences[(topic, p)] = (seq + len(batch)) & 0x7FFFFFFF
                 return [RecordMetadata(topic, p, r.base_offset + i, part.leader_epoch) for i in range(len(batch))]
+            if code in _MAYBE_APPENDED:
+                ambiguous_on = p  # the leader may have appended it before answering with the error
             self.refusals[code] = self.refusals.get(code, 0) + 1
             last = f"{topic}-{p}: {error_name(code)}" + (f" ({r.error_message})" if r.error_message else "")
             log.info("produce refused: %s", last)

@@ -74,7 +74,8 @@ class OrderedClient(ClientBase):
         if self._consumer is None:
             self._consumer = self._made(OrderedConsumer(
                 self.bootstrap, group_id=self.group, client_id=f"chaoskit-{self.process}",
-                auto_offset_reset="earliest", session_timeout_ms=10_000, heartbeat_interval_ms=500))
+                auto_offset_reset=self.options.get("auto_offset_reset", "earliest"), session_timeout_ms=10_000,
+                heartbeat_interval_ms=500, max_poll_records=self.max_records))
             self._consumer.events.subscribe(self._record_event)
             # the callbacks are recorded from the consumer's events, so no listener objects are needed
             self._consumer.subscribe([op["topic"]])
