@@ -197,8 +197,10 @@ def run(test: ChaosTest, progress: bool = False, keep: bool = False) -> RunResul
         cluster.stop()  # before the checks: they need the CPU, not the cluster
         cluster = None
     verdict = None
+    checking = time.monotonic()
     try:
         verdict = check(test, run_dir / HISTORY_FILE)
+        stats["check_s"] = round(time.monotonic() - checking, 3)
     finally:
         if cluster is not None:  # kept up for a look only if the run is not clean
             _release(cluster, error is not None or not verdict_is_clean(verdict), stats)
