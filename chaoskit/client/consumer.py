@@ -95,6 +95,7 @@ class _Partition:
     reported_position: int | None = None
     reported_epoch: int = -1
     committed: int | None = None
+    buffer: list[ConsumerRecord] = field(default_factory=list)  # fetched, not delivered yet, from the position on
 
 
 class OrderedConsumer:
@@ -162,6 +163,7 @@ class OrderedConsumer:
         if state is None:
             raise ValueError(f"{tp[0]}-{tp[1]} is not assigned to this consumer (assigned: {sorted(self.parts)})")
         state.position, state.last_epoch, state.validate = offset, leader_epoch, leader_epoch is not None
+        state.buffer = []
 
     def freeze_metadata(self) -> None:
         self.view.freeze()
@@ -357,6 +359,7 @@ class OrderedConsumer:
 
     def _validate(self, tp: tuple[str, int], state: _Partition) -> None:
         t, p = tp
+        state.buffer = []  # fetched from the old leader: may lie beyond a divergence point
         if state.last_epoch is None:
             state.validate = False
             return
@@ -378,7 +381,7 @@ class OrderedConsumer:
             state.validate = True  # raised again until the application seeks
             raise LogTruncationError(t, p, state.position, found)
         log.warning("%s-%d: log truncated at %d below position %d; resetting there", t, p, found, state.position)
-        state.position, state.last_epoch = found, end.leader_epoch
+        state.position, state.last_epoch, state.buffer = found, end.leader_epoch, []
 
     # --- KIP-253 gates ---------------------------------------------------------------------
     def _known_position(self, tp: tuple[str, int]) -> int:
@@ -498,12 +501,18 @@ class OrderedConsumer:
         return by_leader
 
     def _fetch(self, budget_s: float) -> list[ConsumerRecord]:
-        by_leader = self._fetchable()
-        if not by_leader:
-            time.sleep(min(budget_s, 0.05))
-            return []
-        wait_ms = int(min(budget_s * 1000, self.fetch_max_wait_ms) / len(by_leader))
         out: list[ConsumerRecord] = []
+        by_leader = self._fetchable()
+        for tps in by_leader.values():  # records fetched earlier come first; those partitions are not fetched
+            for tp in [tp for tp in tps if self.parts[tp].buffer]:
+                out.extend(self._drain(self.parts[tp], self.max_poll_records - len(out)))
+                tps.remove(tp)
+        by_leader = {leader: tps for leader, tps in by_leader.items() if tps}
+        if out or not by_leader:
+            if not out:
+                time.sleep(min(budget_s, 0.05))
+            return out
+        wait_ms = int(min(budget_s * 1000, self.fetch_max_wait_ms) / len(by_leader))
         for leader, tps in sorted(by_leader.items()):
             if len(out) >= self.max_poll_records:
                 break
@@ -556,29 +565,40 @@ class OrderedConsumer:
                                     "'none'")
             else:
                 state.position = self._list_offset(t, p, EARLIEST if self.reset == "earliest" else LATEST)
+                state.buffer = []
         elif code in (ErrorCode.INVALID_PARTITION_METADATA, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
             self._refresh_quietly()  # our count is stale, or the partition is going: rejoin with fresh metadata
             self._need_rejoin = bool(self.topics)
         return []
 
     def _deliver(self, t: str, p: int, state: _Partition, data: bytes, room: int) -> list[ConsumerRecord]:
-        """Up to `room` records from the position on (the rest is fetched again next time)."""
-        limit = state.deletion.limit() if state.deletion else None
-        out: list[ConsumerRecord] = []
+        """Buffer the fetched records from the position on; deliver up to `room` of them."""
+        buffered: list[ConsumerRecord] = []
         for _pos, batch in iter_batches(data, validate_each=False):
             h = header(batch)
             if h.next_offset <= state.position:
                 continue
             if h.is_control:
-                state.position = h.next_offset
+                if not buffered:
+                    state.position = h.next_offset
                 continue
-            for rec in decode_records(batch):
-                if rec.offset < state.position:
-                    continue
-                if (limit is not None and rec.offset >= limit) or room <= len(out):
-                    return out
-                out.append(ConsumerRecord(t, p, rec.offset, rec.key, rec.value, h.partition_leader_epoch,
-                                          rec.timestamp))
-                state.position, state.last_epoch = rec.offset + 1, h.partition_leader_epoch
-                state.max_epoch = max(state.max_epoch, h.partition_leader_epoch)
+            buffered.extend(ConsumerRecord(t, p, rec.offset, rec.key, rec.value, h.partition_leader_epoch,
+                                           rec.timestamp) for rec in decode_records(batch))
+        state.buffer = [r for r in buffered if r.offset >= state.position]
+        return self._drain(state, room)
+
+    @staticmethod
+    def _drain(state: _Partition, room: int) -> list[ConsumerRecord]:
+        """Up to `room` buffered records from the position on, stopping at the deletion gate's limit."""
+        limit = state.deletion.limit() if state.deletion else None
+        taken = 0
+        for rec in state.buffer:
+            if (limit is not None and rec.offset >= limit) or taken >= room:
+                break
+            taken += 1
+        out, state.buffer = state.buffer[:taken], state.buffer[taken:]
+        if out:
+            last = out[-1]
+            state.position, state.last_epoch = last.offset + 1, last.leader_epoch
+            state.max_epoch = max(state.max_epoch, max(r.leader_epoch for r in out))
         return out
