@@ -24,6 +24,7 @@ from kafka.protocol.producer import InitProducerIdRequest
 from chaoskit.client.events import EventHooks, history_key, history_value
 from chaoskit.client.metadata import ClusterView
 from chaoskit.client.routing import NoWritablePartition, Router, ordered
+from chaoskit.client.tombstones import CompactionTombstones
 from chaoskit.protocol.errors import ErrorCode, error_name, retriable
 from chaoskit.protocol.extensions import UNKNOWN_COUNT, ProduceRequest
 from chaoskit.protocol.records import build_batch
@@ -60,7 +61,8 @@ class ProduceError(Exception):
 class OrderedProducer:
     def __init__(self, bootstrap_servers: str | Iterable[str], client_id: str = "chaoskit-ordered", acks: int = -1,
                  enable_idempotence: bool = True, request_timeout_ms: int = 10_000, delivery_timeout_s: float = 30.0,
-                 metadata_max_age_s: float = 5.0, retry_backoff_s: float = 0.1, round_robin_start: int = 0) -> None:
+                 metadata_max_age_s: float = 5.0, retry_backoff_s: float = 0.1, round_robin_start: int = 0,
+                 compacted_topics: Iterable[str] = ()) -> None:
         if acks not in (-1, 0, 1):
             raise ValueError(f"acks must be -1 (all), 0 or 1, got {acks!r}")
         if enable_idempotence and acks != -1:
@@ -74,6 +76,8 @@ class OrderedProducer:
         self.producer_id, self.producer_epoch = -1, -1
         self._sequences: dict[tuple[str, int], int] = {}
         self.refusals: dict[int, int] = {}  # error code -> how often the broker refused a batch (observability)
+        self.tombstones = CompactionTombstones(self.view, set(compacted_topics), self._send_unacked)
+        self.tombstones_sent: list[tuple[str, int, bytes]] = []  # (topic, partition, key), KIP-253 §9
 
     # --- metadata --------------------------------------------------------------------------
     def freeze_metadata(self) -> None:
@@ -123,7 +127,20 @@ class OrderedProducer:
             raise
         self.events.emit({**base, "type": "ok", "partition": md.partition, "offset": md.offset,
                           "leader_epoch": md.leader_epoch})
+        try:
+            self.tombstones.after_send(self.view.topics[topic], md.partition, key, value)
+        except WireError as e:  # best effort, as the KIP's acks=0 tombstone itself
+            log.info("compaction tombstone for %r not sent: %s", key, e)
         return md
+
+    def _send_unacked(self, topic: str, partition: int, key: bytes) -> None:
+        info = self.view.topics[topic]
+        D = ProduceRequest.TopicProduceData
+        request = ProduceRequest(transactional_id=None, acks=0, timeout_ms=self.request_timeout_ms, topic_data=[D(
+            name=topic, undeleted_partition_count=info.undeleted_partition_count, partition_data=[
+                D.PartitionProduceData(index=partition, records=build_batch([(key, None)]))])])
+        self.view.connection(info.partitions[partition].leader).request(request, PRODUCE_VERSION)
+        self.tombstones_sent.append((topic, partition, key))
 
     def send_many(self, topic: str, records: Iterable[tuple[bytes | None, bytes | None]],
                   batch_size: int = 500) -> list[RecordMetadata]:
