@@ -130,6 +130,7 @@ class OrderedConsumer:
         self._joined_shape: dict[str, tuple[Any, ...]] = {}
         self._next_heartbeat = 0.0
         self._closed = False
+        self.refusals: dict[int, int] = {}  # error code -> how often a Fetch partition was refused
 
     # --- public API ------------------------------------------------------------------------
     def subscribe(self, topics: Iterable[str], listener: ConsumerRebalanceListener | None = None,
@@ -554,6 +555,7 @@ class OrderedConsumer:
             state.hw = r.high_watermark
             return self._deliver(t, p, state, bytes(r.records or b""), room)
         log.info("fetch %s-%d at %d: %s", t, p, state.position, error_name(code))
+        self.refusals[code] = self.refusals.get(code, 0) + 1
         if code in _LEADER_MOVED:
             self._refresh_quietly()
             state.validate = state.last_epoch is not None
