@@ -101,7 +101,8 @@ class _Partition:
 class OrderedConsumer:
     def __init__(self, bootstrap_servers: str | Iterable[str], group_id: str | None = None,
                  client_id: str = "chaoskit-ordered", auto_offset_reset: str = "earliest",
-                 enable_auto_commit: bool = True, session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
+                 enable_auto_commit: bool = True, auto_commit_interval_ms: int = 1_000,
+                 session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
                  rebalance_timeout_ms: int = 30_000, metadata_max_age_s: float = 2.0, fetch_max_wait_ms: int = 100,
                  max_partition_fetch_bytes: int = 1 << 20, request_timeout_ms: int = 10_000,
                  max_poll_records: int = 500) -> None:
@@ -114,6 +115,7 @@ class OrderedConsumer:
             raise ValueError(f"max_poll_records must be >= 1, got {max_poll_records}")
         self.group_id, self.reset, self.max_poll_records = group_id, auto_offset_reset, max_poll_records
         self.auto_commit = enable_auto_commit and group_id is not None
+        self.auto_commit_s, self._next_commit = auto_commit_interval_ms / 1000, 0.0
         self.heartbeat_s, self.metadata_max_age_s = heartbeat_interval_ms / 1000, metadata_max_age_s
         self.fetch_max_wait_ms, self.max_partition_fetch_bytes = fetch_max_wait_ms, max_partition_fetch_bytes
         self.view = ClusterView(bootstrap_servers, client_id, timeout_s=request_timeout_ms / 1000 + 5)
@@ -177,14 +179,15 @@ class OrderedConsumer:
         if self._closed:
             raise RuntimeError("poll on a closed consumer")
         deadline = time.monotonic() + timeout_ms / 1000
-        if self.auto_commit:
+        if self.auto_commit and time.monotonic() >= self._next_commit:  # what the previous polls delivered
+            self._next_commit = time.monotonic() + self.auto_commit_s
             self._commit_quietly()
         while True:
             self._maintain()
             records = self._fetch(max(0.0, deadline - time.monotonic()))
             if records or time.monotonic() >= deadline:
                 break
-        if records:
+        if records and self.events.active:
             self.events.emit({"f": "poll", "type": "ok", "value": [
                 [r.partition, r.offset, history_key(r.key), history_value(r.value), r.leader_epoch]
                 for r in records]})
