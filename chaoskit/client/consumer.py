@@ -269,14 +269,15 @@ class OrderedConsumer:
         self.view.refresh(self.topics)
         self._joined_shape = self._shape()
         assigned = self.member.join(self.topics, self._assign)
-        self._need_rejoin = False
         self._asked, self.group_positions = set(), {}
-        self._init_positions(assigned)
+        self._init_positions(assigned)  # on failure _need_rejoin stays set: the next round joins again
+        self._need_rejoin = False
         self._callback("on_partitions_assigned", assigned)
         self._next_heartbeat = time.monotonic() + self.heartbeat_s
 
     def _init_positions(self, tps: list[tuple[str, int]]) -> None:
         committed = self.member.committed(tps) if self.member is not None and tps else {}
+        made: dict[tuple[str, int], _Partition] = {}  # all or nothing: a failure leaves no half assignment
         for t, p in tps:
             info = self.view.topic(t)
             part = info.partitions.get(p)
@@ -295,7 +296,8 @@ class OrderedConsumer:
                 state.fresh = state.position <= earliest
             state.started = not (self.member is not None and state.fresh and ordered(info)
                                  and p >= info.initial_partition_count)
-            self.parts[(t, p)] = state
+            made[(t, p)] = state
+        self.parts.update(made)
 
     def _list_offset(self, topic: str, partition: int, timestamp: int) -> int:
         part = self.view.topic(topic).partitions[partition]
@@ -539,7 +541,8 @@ class OrderedConsumer:
                                session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[], topics=[
                                    T(topic=t, partitions=ps, undeleted_partition_count=self._count(t))
                                    for t, ps in topics.items()])
-        response = self.view.connection(leader).request(request, FETCH_VERSION, timeout=wait_ms / 1000 + 10)
+        # a short timeout: a hung broker must not hold up this thread's heartbeats past the session
+        response = self.view.connection(leader).request(request, FETCH_VERSION, timeout=wait_ms / 1000 + 3)
         out: list[ConsumerRecord] = []
         for topic in response.responses:
             for r in topic.partitions:

@@ -16,13 +16,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, NamedTuple
 
 from kafka.protocol.producer import InitProducerIdRequest
 
 from chaoskit.client.events import EventHooks, history_key, history_value
-from chaoskit.client.metadata import ClusterView
+from chaoskit.client.metadata import ClusterView, MetadataError
 from chaoskit.client.routing import NoWritablePartition, Router, ordered
 from chaoskit.client.tombstones import CompactionTombstones
 from chaoskit.protocol.errors import ErrorCode, error_name, retriable
@@ -56,6 +57,14 @@ class ProduceError(Exception):
     def __init__(self, message: str, code: int | None, definite: bool) -> None:
         super().__init__(message)
         self.code, self.definite = code, definite
+
+
+@dataclass
+class _Attempt:
+    """What the attempts at one delivery learned so far."""
+    last: str = "no attempt"
+    ambiguous_on: int | None = None  # a partition an attempt may have reached without our knowing
+    backoff: bool = True
 
 
 class OrderedProducer:
@@ -166,81 +175,87 @@ class OrderedProducer:
 
     def _deliver(self, topic: str, key: bytes | None, batch: list[tuple[Any, Any, list[Any]]],
                  partition: int | None = None) -> list[RecordMetadata]:
+        """Attempts until acknowledged, refused for good (ProduceError) or out of time (ProduceError)."""
         deadline = time.monotonic() + self.delivery_timeout_s
-        ambiguous_on: int | None = None  # a partition an attempt may have reached without our knowing
-        last = "no attempt"
+        attempt = _Attempt()
         while True:
             if time.monotonic() >= deadline:
-                raise ProduceError(f"not acknowledged within {self.delivery_timeout_s}s (last: {last})", None,
-                                   definite=ambiguous_on is None)
-            if self.idempotent and self.producer_id < 0:
-                try:
-                    self._init_producer_id()
-                except WireError as e:
-                    last = str(e)
-                    time.sleep(self.retry_backoff_s)
-                    continue
-            info = self._topic(topic)
+                raise ProduceError(f"not acknowledged within {self.delivery_timeout_s}s (last: {attempt.last})",
+                                   None, definite=attempt.ambiguous_on is None)
             try:
-                p = partition if partition is not None and (key is None or not ordered(info)) \
-                    else self.router.partition(info, key)
-            except NoWritablePartition as e:
-                last = str(e)
-                self._refresh(topic)
-                time.sleep(self.retry_backoff_s)
-                continue
-            if ambiguous_on is not None and p != ambiguous_on:
-                # the earlier attempt may be written on the old partition under this sequence: a new
-                # producer id keeps the old partition from taking a later record as its duplicate
-                self._init_producer_id()
-                ambiguous_on = None
-            part = info.partitions[p]
-            if part.leader < 0:
-                last = f"{topic}-{p} has no leader"
-                self._refresh(topic)
-                time.sleep(self.retry_backoff_s)
-                continue
-            seq = self._sequences.get((topic, p), 0) if self.idempotent else -1
-            data = build_batch(batch, producer_id=self.producer_id, producer_epoch=self.producer_epoch,
-                               base_sequence=seq)
-            D = ProduceRequest.TopicProduceData
-            count = info.undeleted_partition_count if ordered(info) else UNKNOWN_COUNT
-            request = ProduceRequest(transactional_id=None, acks=self.acks, timeout_ms=self.request_timeout_ms,
-                                     topic_data=[D(name=topic, undeleted_partition_count=count, partition_data=[
-                                         D.PartitionProduceData(index=p, records=data)])])
-            try:
-                conn = self.view.connection(part.leader)
-                response = conn.request(request, PRODUCE_VERSION, timeout=self.request_timeout_ms / 1000 + 5)
-            except WireError as e:
-                last, ambiguous_on = str(e), p
+                done = self._attempt(topic, key, batch, partition, attempt)
+            except (WireError, MetadataError) as e:  # the cluster view itself failed: ask again
+                attempt.last = str(e)
                 self._refresh_quietly(topic)
+                done = None
+            if done is not None:
+                return done
+            if attempt.backoff:
                 time.sleep(self.retry_backoff_s)
-                continue
-            if response is None:  # acks=0
-                return [RecordMetadata(topic, p, -1, part.leader_epoch) for _ in batch]
-            r = response.responses[0].partition_responses[0]
-            code = r.error_code
-            if code in (ErrorCode.NONE, ErrorCode.DUPLICATE_SEQUENCE_NUMBER):
-                if self.idempotent:
-                    self._sequences[(topic, p)] = (seq + len(batch)) & 0x7FFFFFFF
-                return [RecordMetadata(topic, p, r.base_offset + i, part.leader_epoch) for i in range(len(batch))]
-            self.refusals[code] = self.refusals.get(code, 0) + 1
-            last = f"{topic}-{p}: {error_name(code)}" + (f" ({r.error_message})" if r.error_message else "")
-            log.info("produce refused: %s", last)
-            if code in _NEW_PRODUCER_ID:
-                self.producer_id = -1
-            elif code in _STALE:
-                self._refresh(topic)
-            elif not retriable(code):
-                raise ProduceError(last, code, definite=ambiguous_on is None)
-            if code == ErrorCode.INVALID_PARTITION_METADATA:
-                continue  # re-route at once with the fresh counts
-            time.sleep(self.retry_backoff_s)
+
+    def _attempt(self, topic: str, key: bytes | None, batch: list[tuple[Any, Any, list[Any]]],
+                 partition: int | None, attempt: _Attempt) -> list[RecordMetadata] | None:
+        """One Produce; None when it should be tried again (`attempt` says why and whether to wait)."""
+        attempt.backoff = True
+        if self.idempotent and self.producer_id < 0:
+            self._init_producer_id()
+        info = self._topic(topic)
+        try:
+            p = partition if partition is not None and (key is None or not ordered(info)) \
+                else self.router.partition(info, key)
+        except NoWritablePartition as e:
+            attempt.last = str(e)
+            self._refresh(topic)
+            return None
+        if attempt.ambiguous_on is not None and p != attempt.ambiguous_on and self.idempotent:
+            # the earlier attempt may be written on the old partition under this sequence: a new
+            # producer id keeps the old partition from taking a later record as its duplicate
+            self.producer_id = -1
+            attempt.ambiguous_on = None
+            return None
+        part = info.partitions[p]
+        if part.leader < 0:
+            attempt.last = f"{topic}-{p} has no leader"
+            self._refresh(topic)
+            return None
+        seq = self._sequences.get((topic, p), 0) if self.idempotent else -1
+        data = build_batch(batch, producer_id=self.producer_id, producer_epoch=self.producer_epoch, base_sequence=seq)
+        D = ProduceRequest.TopicProduceData
+        count = info.undeleted_partition_count if ordered(info) else UNKNOWN_COUNT
+        request = ProduceRequest(transactional_id=None, acks=self.acks, timeout_ms=self.request_timeout_ms,
+                                 topic_data=[D(name=topic, undeleted_partition_count=count, partition_data=[
+                                     D.PartitionProduceData(index=p, records=data)])])
+        conn = self.view.connection(part.leader)
+        try:
+            response = conn.request(request, PRODUCE_VERSION, timeout=self.request_timeout_ms / 1000 + 5)
+        except WireError as e:
+            attempt.last, attempt.ambiguous_on = str(e), p
+            self._refresh_quietly(topic)
+            return None
+        if response is None:  # acks=0
+            return [RecordMetadata(topic, p, -1, part.leader_epoch) for _ in batch]
+        r = response.responses[0].partition_responses[0]
+        code = r.error_code
+        if code in (ErrorCode.NONE, ErrorCode.DUPLICATE_SEQUENCE_NUMBER):
+            if self.idempotent:
+                self._sequences[(topic, p)] = (seq + len(batch)) & 0x7FFFFFFF
+            return [RecordMetadata(topic, p, r.base_offset + i, part.leader_epoch) for i in range(len(batch))]
+        self.refusals[code] = self.refusals.get(code, 0) + 1
+        attempt.last = f"{topic}-{p}: {error_name(code)}" + (f" ({r.error_message})" if r.error_message else "")
+        log.info("produce refused: %s", attempt.last)
+        if code in _NEW_PRODUCER_ID:
+            self.producer_id = -1
+        elif code in _STALE:
+            self._refresh(topic)
+        elif not retriable(code):
+            raise ProduceError(attempt.last, code, definite=attempt.ambiguous_on is None)
+        attempt.backoff = code != ErrorCode.INVALID_PARTITION_METADATA  # re-route at once with the fresh counts
+        return None
 
     def _refresh_quietly(self, topic: str) -> None:
         try:
             self._refresh(topic)
-        except WireError as e:
+        except (WireError, MetadataError) as e:
             log.info("metadata refresh failed: %s", e)
 
     def close(self) -> None:
