@@ -15,8 +15,12 @@ COMMANDS: tuple[str, ...] = (
     "chaoskit.cli_plugins:register",
     "chaoskit.proxy.cli:register",
     "chaoskit.cluster.cli:register",
+    "chaoskit.cluster.images_cli:register",
     "chaoskit.nemesis.cli:register",
     "chaoskit.client.admin_cli:register",
+    "chaoskit.run_cli:register",
+    "chaoskit.nightly:register",
+    "chaoskit.checkers.cli:register",
 )
 
 

@@ -1,22 +1,73 @@
-"""`make demo`: the main job, a short chaos run that ends in a verdict and a report.
+"""`make demo`: the main job. A short chaos run of KIP-253 partition expansion on the local backend,
+patched and unpatched side by side, ending in a verdict table and reports/runs/<id>/index.html.
 
-The run itself (KIP-253 expansion under faults, patched and unpatched side by
-side) needs the runner of issue 9. Until then this says so plainly and fails,
-rather than pretending to have run anything.
+Each side is one ChaosTest: a proxied 3-broker, 2-controller cluster; keyed sequences from three
+producers, read by a group of two; the topic grows 4 -> 6 -> 8 partitions while the leaders of
+its first partitions are isolated now and then. The patched side runs the proposals with the
+ordered client; the unpatched side is Kafka before them with kafka-python's stock client. The
+expected outcome: patched clean, unpatched caught reordering keys (`key-order`).
 """
 from __future__ import annotations
 
+import argparse
+import random
 import sys
+from pathlib import Path
+from typing import Any
+
+from chaoskit.cluster.spec import new_run_id
+from chaoskit.runner import ChaosTest, Topic, run
+
+TOPIC = "orders"
+SIDES = (("patched", "ordered"), ("unpatched", "kafka-python"))
 
 
-def main() -> int:
-    print(
-        "chaoskit demo: the main job is not there yet.\n"
-        "It needs the ChaosTest runner, the suites and the report (issue 9), which have not landed.\n"
-        "What works today: `make test` runs the framework's own tests; `.venv/bin/chaoskit --help` lists the commands.",
-        file=sys.stderr,
-    )
-    return 2
+def expansion_faults() -> dict[str, Any]:
+    grow = [{"at": at, "fault": "admin", "target": "client", "window_s": 0.5,
+             "params": {"op": "expand", "topic": TOPIC, "to": count}} for at, count in ((0.2, 6), (0.45, 8))]
+    return {"mean_interval_s": 5.0, "window_s": [1.0, 3.0], "quiet_end_s": 3.0, "scripted": grow,
+            "faults": {"partition": {"weight": 1, "targets": [f"leader-of:{TOPIC}/0", f"leader-of:{TOPIC}/1"]}}}
+
+
+def demo_tests(seed: int, duration_s: float, reports: Path, engine: str) -> list[ChaosTest]:
+    return [ChaosTest("kip253-expansion", profile=profile, seed=seed, duration_s=duration_s, client=client,
+                      topics=[Topic(TOPIC, 4)], faults=expansion_faults(), reports=reports, engine=engine,
+                      workload_options={"producers": 3, "consumers": 2, "keys": 60, "rate": 40},
+                      labels={"epic": "KIP-253", "feature": "expansion under leader isolation"})
+            for profile, client in SIDES]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m chaoskit.demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, help="seed of both runs (default: drawn and printed)")
+    parser.add_argument("--duration", type=float, default=25.0, help="seconds of workload and faults per side")
+    parser.add_argument("--reports", type=Path, default=Path("reports"), help="where runs/ goes")
+    parser.add_argument("--engine", choices=("spark", "local"), default="spark", help="checker engine")
+    args = parser.parse_args(argv)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    print(f"chaoskit demo: KIP-253 expansion under faults, seed {seed}, {args.duration:g} s per side "
+          f"(patched, then unpatched)", flush=True)
+    from chaoskit.reporting.summary import plot_run, write_summary
+    from chaoskit.reporting.terminal import print_results
+
+    results = []
+    for test in demo_tests(seed, args.duration, args.reports, args.engine):
+        test.replay = f"python -m chaoskit.demo --seed {seed} --duration {args.duration:g}"
+        print(f"-- {test.profile}: {test.client} client ...", flush=True)
+        results.append(run(test, progress=sys.stderr.isatty()))
+    plots = {r.run_id: plot_run(r) for r in results}
+    out = args.reports / "runs" / new_run_id()
+    index = write_summary(results, out, f"KIP-253 expansion under faults (seed {seed})", plots,
+                          note="patched: the proposals with the ordered client; unpatched: Kafka before them "
+                               "with kafka-python's client. Expected: patched clean, unpatched caught (key-order).")
+    print_results(results, "KIP-253 expansion: patched vs unpatched")
+    print(f"summary: {index}")
+    patched, unpatched = results
+    as_expected = patched.valid is True and "key-order" in unpatched.anomalies
+    print("as expected: the patched run checks clean and the unpatched run is caught" if as_expected else
+          "NOT as expected: see the table above and the runs' logs", flush=True)
+    return 0 if as_expected else 1
 
 
 if __name__ == "__main__":

@@ -1,9 +1,17 @@
 """chaoskit's pytest plugin (the `pytest11` entry point).
 
-It stays light: options, ini keys and markers here; Spark, Docker and the
-cluster are imported only by the fixtures that need them.
+Options, ini keys and markers; the `chaos` fixture (a ChaosTest run per profile, reported to
+Allure), and fixtures for the parts on their own: a proxied cluster shared by a module, its fault
+proxy client, a nemesis, a history recorder, a SparkSession and the registered clients. It stays
+light: Spark, Docker and the cluster are imported only by the fixtures that need them.
 """
 from __future__ import annotations
+
+import os
+import platform
+import random
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -40,12 +48,186 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("chaos_keep", help="leave the cluster up on failure", type="bool", default=False)
 
 
+@pytest.hookimpl(tryfirst=True)  # before allure-pytest's, which reads --alluredir in its own pytest_configure
 def pytest_configure(config: pytest.Config) -> None:
     for marker in MARKERS:
         config.addinivalue_line("markers", marker)
+    seed = chaos_option(config, "chaos_seed")
+    # no seed given: draw one, print it in the header, and every replay command carries it
+    config.stash[SEED] = int(seed) if seed not in (None, "") else random.SystemRandom().randrange(2**31)
+    if hasattr(config.option, "allure_report_dir") and not config.option.allure_report_dir \
+            and _uses_chaos(config):
+        config.option.allure_report_dir = str(Path(chaos_option(config, "chaos_reports")) / "allure-results")
+
+
+def _uses_chaos(config: pytest.Config) -> bool:
+    """Allure results by default only where chaos tests may run, not in every project with chaoskit installed."""
+    return any("suites" in str(a) for a in config.args) or bool(os.environ.get("CHAOSKIT_ALLURE"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return (f"chaoskit: seed {config.stash[SEED]}, backend {chaos_option(config, 'chaos_backend')}, "
+            f"profiles {chaos_option(config, 'chaos_profile')}, reports {chaos_option(config, 'chaos_reports')}")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test using `chaos` runs once per profile asked for (and the marker allows)."""
+    if "chaos_profile" not in metafunc.fixturenames:
+        return
+    asked = chaos_option(metafunc.config, "chaos_profile")
+    profiles = ["patched", "unpatched"] if asked == "both" else [asked]
+    marker = metafunc.definition.get_closest_marker("chaos")
+    allowed = (marker.kwargs.get("profiles") if marker else None) or ("patched", "unpatched")
+    chosen = [p for p in profiles if p in allowed]
+    metafunc.parametrize("chaos_profile", chosen or [pytest.param(
+        "none", marks=pytest.mark.skip(reason=f"profile {asked} is not one this test runs ({', '.join(allowed)})"))])
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """categories.json and environment.properties beside the Allure results, when there are any."""
+    config = session.config
+    results = getattr(config.option, "allure_report_dir", None)
+    if not results or not config.stash.get(RAN, False):
+        return
+    from chaoskit import __version__
+    from chaoskit.reporting.allure_report import write_results_files
+
+    write_results_files(Path(results), {
+        "chaoskit": __version__, "backend": chaos_option(config, "chaos_backend"),
+        "profile": chaos_option(config, "chaos_profile"), "seed": config.stash[SEED],
+        "spark.master": chaos_option(config, "spark_master"), "python": platform.python_version(),
+        "kafka-python": _version("kafka-python"), "confluent-kafka": _version("confluent-kafka"),
+        "pyspark": _version("pyspark"), "os": platform.platform()})
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+SEED = pytest.StashKey[int]()
+RAN = pytest.StashKey[bool]()
 
 
 def chaos_option(config: pytest.Config, name: str):
     """An option's value: the command line wins over the ini file, which wins over the default."""
     value = config.getoption(name)
     return config.getini(name) if value is None else value
+
+
+def run_options(config: pytest.Config) -> dict[str, Any]:
+    """The command line's say over every ChaosTest of the session."""
+    duration = chaos_option(config, "chaos_duration")
+    return {"seed": config.stash[SEED], "backend": chaos_option(config, "chaos_backend"),
+            "duration_s": float(duration) if duration not in (None, "") else None,
+            "spark_master": chaos_option(config, "spark_master"), "reports": Path(chaos_option(config, "chaos_reports")),
+            "keep": chaos_option(config, "chaos_keep")}
+
+
+# --- fixtures ----------------------------------------------------------------------------------
+@pytest.fixture
+def chaos(request: pytest.FixtureRequest, chaos_profile: str) -> Any:
+    """A ChaosTest runner for this test and profile; see chaoskit.suite."""
+    from chaoskit.reporting.allure_report import label_test
+    from chaoskit.suite import Chaos
+
+    marker = request.node.get_closest_marker("chaos")
+    kwargs = dict(marker.kwargs) if marker else {}
+    label_test({k: str(v) for k, v in kwargs.items() if k in ("epic", "feature", "story", "severity")})
+    request.config.stash[RAN] = True
+    name = request.node.originalname if hasattr(request.node, "originalname") else request.node.name
+    return Chaos(chaos_profile, name.removeprefix("test_"), request.node.nodeid, kwargs,
+                 run_options(request.config), report=_report)
+
+
+def _report(result: Any) -> None:
+    """Plots and the run's steps and files into the Allure report (no-ops without --alluredir)."""
+    from chaoskit.reporting.allure_report import report_run
+    from chaoskit.reporting.summary import plot_run
+
+    report_run(result, plot_run(result))
+
+
+@pytest.fixture(scope="module")
+def chaos_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A proxied cluster shared by a module's tests (profile from --chaos-profile, patched for both);
+    a test that faults it should heal what it broke (the nemesis fixture does)."""
+    from chaoskit.cluster.spec import ClusterSpec, new_run_id
+    from chaoskit.runner import FAST_BROKER, FAST_CONTROLLER, make_cluster, ChaosTest
+
+    config = request.config
+    profile = chaos_option(config, "chaos_profile")
+    run_id = new_run_id()
+    run_dir = Path(chaos_option(config, "chaos_reports")) / "runs" / run_id
+    spec = ClusterSpec(profile="patched" if profile == "both" else profile, run_id=run_id, run_dir=run_dir,
+                       proxied=True, seed=config.stash[SEED], broker_config=dict(FAST_BROKER),
+                       controller_config=dict(FAST_CONTROLLER))
+    cluster = make_cluster(ChaosTest("shared", backend=chaos_option(config, "chaos_backend")), spec)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def fault_proxy(chaos_cluster: Any) -> Any:
+    """The shared cluster's Toxiproxy API client (every toxic and disabled proxy reset afterwards)."""
+    proxies = chaos_cluster.proxies
+    try:
+        yield proxies
+    finally:
+        proxies.reset()
+
+
+@pytest.fixture
+def nemesis(chaos_cluster: Any) -> Iterator[Callable[..., Any]]:
+    """`nemesis("partition", "latency")`: those faults composed, set up on the shared cluster and
+    torn down (every fault healed) after the test."""
+    from chaoskit.nemesis.base import FaultContext
+    from chaoskit.nemesis.protocol import ComposedNemesis
+    from chaoskit.pluginmanager import collect, get_plugin_manager
+
+    made: list[Any] = []
+
+    def make(*names: str, clients: list[Any] | None = None, record: Callable[..., Any] | None = None) -> Any:
+        faults = collect(get_plugin_manager(), "faults")
+        composed = ComposedNemesis({n: faults[n]() for n in names})
+        composed.setup(FaultContext(chaos_cluster, clients or [], record))
+        made.append(composed)
+        return composed
+
+    try:
+        yield make
+    finally:
+        for composed in made:
+            composed.teardown(None)
+
+
+@pytest.fixture
+def history_recorder(tmp_path: Path) -> Iterator[Any]:
+    """A history Recorder writing tmp_path/history.jsonl."""
+    from chaoskit.history import Recorder
+
+    with Recorder(tmp_path / "history.jsonl") as recorder:
+        yield recorder
+
+
+@pytest.fixture(scope="session")
+def spark(pytestconfig: pytest.Config) -> Any:
+    """The SparkSession the checkers use (--spark-master; local[2] by default)."""
+    from chaoskit.checkers.spark_session import get_spark
+
+    return get_spark(chaos_option(pytestconfig, "spark_master"))
+
+
+@pytest.fixture
+def chaos_clients() -> dict[str, Callable[..., Any]]:
+    """Every registered client factory by name (kafka-python, librdkafka, ordered, plugins')."""
+    from chaoskit.pluginmanager import collect, get_plugin_manager
+
+    return collect(get_plugin_manager(), "clients")

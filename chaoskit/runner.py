@@ -19,7 +19,7 @@ import json
 import logging
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,19 @@ class ChaosTest:
         data["reports"] = str(self.reports)
         return data
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChaosTest:
+        """A test back from its test.json (what `chaoskit run` replays); unknown keys are an error."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"test file: unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
+        values = dict(data)
+        values["topics"] = [Topic(**t) if isinstance(t, dict) else t for t in values.get("topics", [])]
+        if "reports" in values:
+            values["reports"] = Path(values["reports"])
+        return cls(**values)
+
 
 @dataclass
 class RunResult:
@@ -106,7 +119,7 @@ class RunResult:
 
     @property
     def replay(self) -> str:
-        return self.test.replay or f"chaoskit run --test {self.run_dir / TEST_FILE}"
+        return self.test.replay or f"chaoskit run {self.run_dir / TEST_FILE}"
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.test.name, "run_id": self.run_id, "profile": self.test.profile, "seed": self.test.seed,
@@ -157,8 +170,10 @@ def schedule_for(test: ChaosTest) -> Schedule | None:
     return generate({**test.faults, "duration_s": test.duration_s}, test.seed)
 
 
-def run(test: ChaosTest, progress: bool = False) -> RunResult:
-    """Run `test` start to finish; the cluster is stopped and every fault healed however it ends."""
+def run(test: ChaosTest, progress: bool = False, keep: bool = False) -> RunResult:
+    """Run `test` start to finish; every fault is healed and the cluster stopped however it ends,
+    except with `keep`, when a run that is not clean leaves its cluster up (its processes detached
+    from the reaper) for a look, and the result says how to reach it and take it down."""
     run_id = new_run_id()
     run_dir = Path(test.reports) / "runs" / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -171,33 +186,52 @@ def run(test: ChaosTest, progress: bool = False) -> RunResult:
     stats: dict[str, Any] = {}
     error: str | None = None
     began = time.monotonic()
+    cluster = None
     try:
-        _play(test, ctx, schedule, stats, progress)
+        cluster = _play(test, ctx, schedule, stats, progress)
     except Exception as e:  # noqa: BLE001 -- a broken run still gets its history checked and reported
         log.exception("run %s broke", run_id)
         error = f"{type(e).__name__}: {e}"
     stats["run_seconds"] = round(time.monotonic() - began, 3)
-    verdict = check(test, run_dir / HISTORY_FILE)
+    verdict = None
+    try:
+        verdict = check(test, run_dir / HISTORY_FILE)
+    finally:
+        if cluster is not None:
+            _release(cluster, keep and not (error is None and verdict_is_clean(verdict)), stats)
     result = RunResult(test, run_id, run_dir, verdict, schedule, stats, error)
     (run_dir / RESULTS_FILE).write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
     pm.hook.chaoskit_run_end(run=ctx, result=result)
     return result
 
 
-def _play(test: ChaosTest, ctx: Run, schedule: Schedule | None, stats: dict[str, Any], progress: bool) -> None:
-    from chaoskit.client.admin import AdminClient
-    from chaoskit.history import Recorder
-
+def _play(test: ChaosTest, ctx: Run, schedule: Schedule | None, stats: dict[str, Any], progress: bool) -> Any:
+    """Start the cluster and play the run on it; returns the cluster, still up (run() stops it)."""
     workload = _lookup("workloads", test.workload)(seed=test.seed, duration_s=test.duration_s,
-                                                   **{"topic": test.topics[0].name, **test.workload_options})
+                                                   **{**({"topic": test.topics[0].name} if test.topics else {}),
+                                                      **test.workload_options})
     prototype = _lookup("clients", test.client)(**test.client_options)
-    faults = {f.name for f in schedule.spec.faults} if schedule is not None else set()
+    faults = schedule.spec.fault_names if schedule is not None else set()
     nemesis = ComposedNemesis({name: _lookup("faults", name)() for name in sorted(faults)}) if faults \
         else NoopNemesis()
     began = time.monotonic()
-    with make_cluster(test, cluster_spec(test, ctx.run_id, ctx.run_dir)) as cluster, \
-            Recorder(ctx.run_dir / HISTORY_FILE) as recorder:
+    cluster = make_cluster(test, cluster_spec(test, ctx.run_id, ctx.run_dir))
+    try:
+        cluster.start()
         stats["cluster_up_s"] = round(time.monotonic() - began, 3)
+        _play_on(cluster, test, ctx, schedule, stats, progress, workload, prototype, nemesis)
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+def _play_on(cluster: Any, test: ChaosTest, ctx: Run, schedule: Schedule | None, stats: dict[str, Any],
+             progress: bool, workload: Any, prototype: Any, nemesis: Any) -> None:
+    from chaoskit.client.admin import AdminClient
+    from chaoskit.history import Recorder
+
+    with Recorder(ctx.run_dir / HISTORY_FILE) as recorder:
         ctx.cluster, ctx.record = cluster, recorder.record
         with AdminClient(cluster.bootstrap_servers) as admin:
             for t in test.topics:
@@ -240,6 +274,22 @@ def _faults(nemesis: Any, schedule: Schedule | None, record: Any, clock: Any, st
         run_schedule(nemesis, schedule.windows if schedule is not None else (), record, clock, stop)
     except Exception as e:  # noqa: BLE001 -- a heal that failed is the run's error, reported in stats
         stats["nemesis_error"] = f"{type(e).__name__}: {e}"
+
+
+def verdict_is_clean(verdict: Any) -> bool:
+    return verdict is not None and verdict.valid is True
+
+
+def _release(cluster: Any, kept: bool, stats: dict[str, Any]) -> None:
+    """Stop the cluster, or leave it up (detached from its reaper) and say how to reach it."""
+    if not kept:
+        cluster.stop()
+        return
+    cluster.detach()
+    stats["kept"] = {"bootstrap_servers": cluster.bootstrap_servers, "run_id": cluster.run_id,
+                     "down": f"chaoskit cluster down {cluster.run_id}"}
+    log.warning("the cluster of run %s is left up: bootstrap servers %s; take it down with: %s",
+                cluster.run_id, cluster.bootstrap_servers, stats["kept"]["down"])
 
 
 def check(test: ChaosTest, history: Path) -> Any:

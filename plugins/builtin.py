@@ -17,14 +17,17 @@ def chaoskit_add_faults() -> Factories:
 
 @hookimpl
 def chaoskit_add_workloads() -> Factories:
+    from chaoskit_plugins.workloads.coordinator import coordinator_probe
     from chaoskit_plugins.workloads.keyed import keyed_sequences
 
-    return {"keyed-sequences": keyed_sequences}
+    return {"keyed-sequences": keyed_sequences, "coordinator-probe": coordinator_probe}
 
 
 @hookimpl
 def chaoskit_add_clients() -> Factories:
     from chaoskit_plugins.clients.ordered import OrderedClient
+    from chaoskit_plugins.clients.probe import ProbeClient
     from chaoskit_plugins.clients.stock import KafkaPythonClient, LibrdkafkaClient
 
-    return {"kafka-python": KafkaPythonClient, "librdkafka": LibrdkafkaClient, "ordered": OrderedClient}
+    return {"kafka-python": KafkaPythonClient, "librdkafka": LibrdkafkaClient, "ordered": OrderedClient,
+            "probe": ProbeClient}

@@ -11,6 +11,10 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 [ -x /usr/share/zookeeper/bin/zkServer.sh ] || missing+=(zookeeper)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+# headless Chromium renders the run summary page in its test (tests/reporting)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# the docker backend's registry-free base image (docker/bootstrap-base.sh)
+[ -x /usr/sbin/debootstrap ] || command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then
     say "missing system packages: ${missing[*]}; install them as root: apt-get install -y ${missing[*]}" >&2
@@ -18,8 +22,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   say "installing system packages: ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # another apt (unattended upgrades, a second checkout setting up) may hold the lock: wait for it
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # --- the virtualenv and the project -------------------------------------------

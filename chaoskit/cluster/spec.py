@@ -100,7 +100,8 @@ class ClusterSpec:
             raise ValueError("proxy_url is only used with proxied=True")
         if self.proxied and not isinstance(self.router, DirectRouter):
             raise ValueError("proxied=True makes its own router; give either a router or proxied, not both")
-        self.run_dir = Path(self.run_dir) if self.run_dir is not None else Path("reports") / "runs" / self.run_id
+        # absolute: nodes run with their own working directories, and a relative path would move with them
+        self.run_dir = (Path(self.run_dir) if self.run_dir is not None else Path("reports") / "runs" / self.run_id).resolve()
 
     @property
     def directory(self) -> Path:

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     except ScheduleSpecError as e:
         raise UsageError(f"{args.spec}: {e}") from e
     known = collect(get_plugin_manager(), "faults")
-    unknown = sorted(f.name for f in spec.faults if f.name not in known)
+    unknown = sorted(n for n in spec.fault_names if n not in known)
     if unknown:
         raise UsageError(f"{args.spec}: no installed fault pack provides {', '.join(unknown)}; "
                          f"installed faults are {', '.join(sorted(known))}")

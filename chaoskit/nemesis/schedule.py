@@ -12,7 +12,10 @@ A spec, as a dict (from a suite, an ini option or a JSON file)::
         "latency":   {"weight": 1, "targets": ["client"],
                       "params": {"ms": {"uniform": [50, 500]}}, "overlap": true},
         "kill":      {"weight": 1, "targets": ["active-controller"], "window_s": [2, 6]}
-      }
+      },
+      "scripted": [                # optional: windows at fixed times, whatever the seed
+        {"at": 0.25, "fault": "admin", "target": "client", "params": {"op": "expand", "by": 2}, "window_s": 1}
+      ]
     }
 
 Generation walks arrival times from 0: each gap is uniform on
@@ -24,6 +27,11 @@ and ``{"choice": [...]}`` are drawn; other values pass through) and ``pick``, a
 (which follower, which broker), so that choice too flows from the seed. A fault
 that is still active ignores the arrival unless its ``overlap`` is true. Windows
 are cut at ``duration_s - quiet_end_s``: faults always heal by the run's end.
+
+``scripted`` windows are the steps a suite needs whatever the seed (an expansion at a quarter of
+the run, a shrink at three quarters): each opens at ``at`` (a fraction of ``duration_s``) or
+``at_s`` seconds for ``window_s`` seconds. Their ``pick`` comes from a generator of their own, so
+adding a scripted step never changes the random windows a seed gives. ``faults`` may then be empty.
 
 Only ``random.Random(seed).random()`` and ``getrandbits`` are used, whose output
 CPython keeps stable across versions. Times are rounded to milliseconds and the
@@ -46,7 +54,8 @@ from chaoskit.nemesis.targets import TargetSpecError, parse_target
 SCHEDULE_FILE = "nemesis-schedule.json"
 FORMAT = 1
 MAX_EXPECTED_WINDOWS = 100_000
-_SPEC_KEYS = {"duration_s", "mean_interval_s", "window_s", "quiet_end_s", "faults"}
+_SPEC_KEYS = {"duration_s", "mean_interval_s", "window_s", "quiet_end_s", "faults", "scripted"}
+_SCRIPTED_KEYS = {"at", "at_s", "fault", "target", "params", "window_s"}
 _FAULT_KEYS = {"weight", "targets", "params", "window_s", "overlap"}
 
 
@@ -67,6 +76,17 @@ class FaultMix:
 
 
 @dataclass(frozen=True)
+class Scripted:
+    """A window at a fixed time (seconds from the start), the same for every seed."""
+
+    at_s: float
+    fault: str
+    target: str
+    window_s: float
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ScheduleSpec:
     """A validated spec; build it with :meth:`from_dict`."""
 
@@ -75,6 +95,7 @@ class ScheduleSpec:
     window_s: tuple[float, float]
     faults: tuple[FaultMix, ...]  # sorted by name, so a dict's key order never matters
     quiet_end_s: float = 0.0
+    scripted: tuple[Scripted, ...] = ()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ScheduleSpec:
@@ -90,11 +111,18 @@ class ScheduleSpec:
                 f"duration_s / mean_interval_s = {duration / mean:.0f} fault arrivals, above {MAX_EXPECTED_WINDOWS}; "
                 "raise mean_interval_s"
             )
+        scripted = _scripted(data.get("scripted", []), duration)
         faults = data["faults"]
-        if not isinstance(faults, Mapping) or not faults:
-            raise ScheduleSpecError("faults must be a non-empty mapping of fault name -> {weight, targets, ...}")
+        if not isinstance(faults, Mapping) or not (faults or scripted):
+            raise ScheduleSpecError("faults must be a non-empty mapping of fault name -> {weight, targets, ...} "
+                                    "(it may be empty only when `scripted` has windows)")
         mixes = tuple(_fault_mix(str(name), faults[name]) for name in sorted(faults))
-        return cls(duration, mean, _range("window_s", data["window_s"]), mixes, quiet)
+        return cls(duration, mean, _range("window_s", data["window_s"]), mixes, quiet, scripted)
+
+    @property
+    def fault_names(self) -> set[str]:
+        """Every fault the schedule may open: the random mix's and the scripted steps'."""
+        return {m.name for m in self.faults} | {w.fault for w in self.scripted}
 
     def to_dict(self) -> dict[str, Any]:
         """The spec with every default spelled out; ``from_dict`` of it gives the same spec."""
@@ -105,8 +133,12 @@ class ScheduleSpec:
             entry["targets"] = list(mix.targets)
             entry["window_s"] = list(mix.window_s) if mix.window_s else None
             faults[mix.name] = entry
-        return {"duration_s": self.duration_s, "mean_interval_s": self.mean_interval_s,
-                "window_s": list(self.window_s), "quiet_end_s": self.quiet_end_s, "faults": faults}
+        out = {"duration_s": self.duration_s, "mean_interval_s": self.mean_interval_s,
+               "window_s": list(self.window_s), "quiet_end_s": self.quiet_end_s, "faults": faults}
+        if self.scripted:
+            out["scripted"] = [{"at_s": w.at_s, "fault": w.fault, "target": w.target, "params": dict(w.params),
+                                "window_s": w.window_s} for w in self.scripted]
+        return out
 
 
 @dataclass(frozen=True)
@@ -176,7 +208,7 @@ def generate(spec: ScheduleSpec | Mapping[str, Any], seed: int) -> Schedule:
     busy_until: dict[str, float] = {}
     drafts: list[tuple[float, float, str, str, dict[str, Any], int]] = []
     t = 0.0
-    while True:
+    while spec.faults:
         t = _ms(t + max(0.001, _uniform(rng, 0.0, 2 * spec.mean_interval_s)))  # >= 1 ms: time always advances
         if t >= end:
             break
@@ -191,6 +223,12 @@ def generate(spec: ScheduleSpec | Mapping[str, Any], seed: int) -> Schedule:
         if stop > t:
             busy_until[mix.name] = stop
             drafts.append((t, stop, mix.name, target, params, pick))
+    scripted_rng = random.Random(f"{seed}/scripted")  # its own stream: the random windows stay the same
+    for step in spec.scripted:
+        pick = scripted_rng.getrandbits(31)
+        stop = min(_ms(step.at_s + step.window_s), _ms(spec.duration_s))
+        params = {k: _draw(scripted_rng, v) for k, v in sorted(step.params.items())}
+        drafts.append((step.at_s, stop, step.fault, step.target, params, pick))
     windows = tuple(Window(i, *d) for i, d in enumerate(sorted(drafts, key=lambda d: d[:4])))
     return Schedule(seed, spec, windows)
 
@@ -256,6 +294,38 @@ def _range(where: str, value: Any) -> tuple[float, float]:
     if not 0 < lo <= hi:
         raise ScheduleSpecError(f"{where} must satisfy 0 < min <= max, got {list(value)!r}")
     return lo, hi
+
+
+def _scripted(steps: Any, duration: float) -> tuple[Scripted, ...]:
+    if not isinstance(steps, (list, tuple)):
+        raise ScheduleSpecError(f"scripted must be a list of {{at or at_s, fault, target, window_s}}, got {steps!r}")
+    out = []
+    for i, step in enumerate(steps):
+        where = f"scripted[{i}]"
+        _mapping(where, step, required={"fault", "target", "window_s"}, allowed=_SCRIPTED_KEYS)
+        if ("at" in step) == ("at_s" in step):
+            raise ScheduleSpecError(f"{where}: give exactly one of `at` (a fraction of duration_s) or `at_s` (seconds)")
+        if "at" in step:
+            fraction = _number(f"{where}.at", step["at"])
+            if fraction >= 1:
+                raise ScheduleSpecError(f"{where}.at is a fraction of the run in [0, 1), got {fraction!r}")
+            at = _ms(fraction * duration)
+        else:
+            at = _ms(_number(f"{where}.at_s", step["at_s"]))
+        if at >= duration:
+            raise ScheduleSpecError(f"{where} opens at {at} s, not before the run's end ({duration} s)")
+        try:
+            parse_target(step["target"])
+        except TargetSpecError as exc:
+            raise ScheduleSpecError(f"{where}.target: {exc}") from None
+        params = step.get("params", {})
+        if not isinstance(params, Mapping):
+            raise ScheduleSpecError(f"{where}.params must be a mapping, got {type(params).__name__}")
+        for key, value in params.items():
+            _check_param(f"{where}.params.{key}", value)
+        out.append(Scripted(at, str(step["fault"]), step["target"], _number(f"{where}.window_s", step["window_s"],
+                                                                            positive=True), dict(params)))
+    return tuple(out)
 
 
 def _fault_mix(name: str, entry: Any) -> FaultMix:

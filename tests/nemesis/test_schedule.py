@@ -192,3 +192,39 @@ def test_bad_specs_are_refused_with_a_clear_message(path, value, message):
 def test_a_bad_seed_is_refused():
     with pytest.raises(ScheduleSpecError, match="seed must be an int"):
         generate(SPEC, "42")  # type: ignore[arg-type]
+
+
+# --- scripted steps: fixed windows a suite needs whatever the seed ---------------------------------
+STEPS = [{"at": 0.25, "fault": "admin", "target": "client", "params": {"op": "expand", "by": 2}, "window_s": 1},
+         {"at_s": 45, "fault": "admin", "target": "client", "params": {"op": "shrink", "to": 6}, "window_s": 1}]
+
+
+def test_scripted_steps_open_at_their_times_for_every_seed():
+    spec = {**SPEC, "scripted": STEPS}
+    for seed in (1, 2, 3):
+        admin = [w for w in generate(spec, seed).windows if w.name == "admin"]
+        assert [(w.start_s, w.stop_s, w.params["op"]) for w in admin] == [(30.0, 31.0, "expand"), (45.0, 46.0, "shrink")]
+
+
+def test_scripted_steps_leave_the_random_windows_as_they_were():
+    plain = [w for w in generate(SPEC, 7).windows]
+    with_steps = [w for w in generate({**SPEC, "scripted": STEPS}, 7).windows if w.name != "admin"]
+    key = lambda w: (w.start_s, w.stop_s, w.name, w.target, dict(w.params), w.pick)  # noqa: E731
+    assert [key(w) for w in plain] == [key(w) for w in with_steps]
+
+
+def test_a_schedule_of_scripted_steps_only_round_trips():
+    schedule = generate({**SPEC, "faults": {}, "scripted": STEPS}, 7)
+    assert [w.name for w in schedule.windows] == ["admin", "admin"]
+    assert Schedule.from_json(schedule.to_json()).to_json() == schedule.to_json()
+
+
+@pytest.mark.parametrize("step, message", [
+    ({"fault": "admin", "target": "client", "window_s": 1}, "exactly one of `at`"),
+    ({"at": 1.5, "fault": "admin", "target": "client", "window_s": 1}, "fraction of the run"),
+    ({"at_s": 130, "fault": "admin", "target": "client", "window_s": 1}, "not before the run's end"),
+    ({"at": 0.1, "fault": "admin", "target": "nobody-knows", "window_s": 1}, "target"),
+])
+def test_a_bad_scripted_step_says_what_to_fix(step, message):
+    with pytest.raises(ScheduleSpecError, match=message):
+        generate({**SPEC, "scripted": [step]}, 1)

@@ -1,0 +1,82 @@
+"""`chaoskit check PATH`: a history's checks, as a table or JSON; the exit code is the verdict.
+
+Exit 0 valid, 1 invalid (an anomaly was found), 2 unknown or unreadable. Lines of the history that
+could not be read are listed; the rest is checked. `--model cas-register|kv` checks
+linearizability (chaoskit.checkers.linear); the default model, kafka, runs the Kafka checks.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT = {True: 0, False: 1, "unknown": 2}
+
+
+def register(sub: Any) -> None:
+    from chaoskit.checkers.catalog import CHECKS, MODELS
+    from chaoskit.checkers.run import ENGINES
+    from chaoskit.checkers.source import FORMATS
+
+    p = sub.add_parser("check", help="check a history (JSONL, Parquet, Jepsen EDN or log) for anomalies",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", type=Path, help="the history file")
+    p.add_argument("--format", choices=FORMATS, help="the history's format (default: from the file's suffix)")
+    p.add_argument("--model", choices=MODELS, default="kafka",
+                   help="kafka: the Kafka checks; cas-register or kv: linearizability under that model")
+    p.add_argument("--checks", help=f"comma-separated checks to run (default: every applicable one); "
+                                    f"known: {', '.join(CHECKS)}")
+    p.add_argument("--json", action="store_true", help="print the full verdict as JSON")
+    p.add_argument("--spark-master", help="a Spark master URL (default: local[2])")
+    p.add_argument("--engine", choices=ENGINES, default="spark",
+                   help="spark (default) or local: the same checks in this process")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from chaoskit.checkers.catalog import lookup
+    from chaoskit.checkers.run import run_checks
+    from chaoskit.checkers.source import History, HistoryError
+    from chaoskit.cli import UsageError
+
+    checks = [c.strip() for c in args.checks.split(",") if c.strip()] if args.checks else None
+    if checks is not None:
+        try:
+            lookup(checks)
+        except ValueError as e:
+            raise UsageError(str(e)) from e
+    try:
+        history = History.from_path(args.path, args.format)
+    except (HistoryError, OSError) as e:
+        print(f"chaoskit check: {e}", file=sys.stderr)
+        return 2
+    verdict = run_checks(history, checks, engine=args.engine, master=args.spark_master,
+                         model=None if args.model == "kafka" else args.model)
+    if args.json:
+        print(json.dumps(verdict.to_json(), indent=1, default=str))
+    else:
+        show(verdict, args.path, len(history))
+    return EXIT[verdict.valid]
+
+
+def show(verdict: Any, path: Path, ops: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"{path} ({ops} ops)")
+    for col in ("check", "valid", "counts", "first witness"):
+        table.add_column(col, overflow="fold")
+    style = {True: "green", False: "bold red", "unknown": "yellow"}
+    for name, r in verdict.results.items():
+        counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
+        first = r.witnesses[0]["explanation"] if r.witnesses else (r.error or "")
+        table.add_row(name, f"[{style[r.valid]}]{r.valid}[/]", counts, first)
+    console.print(table)
+    for problem in verdict.problems[:20]:
+        console.print(f"[yellow]unreadable[/] {problem}")
+    if len(verdict.problems) > 20:
+        console.print(f"[yellow]... and {len(verdict.problems) - 20} more unreadable lines[/]")
+    console.print(f"valid: [{style[verdict.valid]}]{verdict.valid}[/]")

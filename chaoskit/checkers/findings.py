@@ -1,0 +1,56 @@
+"""What a check's engines hand back, and how it becomes a CheckResult, the same for both engines.
+
+An engine (Spark or local) computes, per check, the number of anomalies, a few extra counts and
+its first witnesses as plain rows (dicts of ints, strings and sorted lists) in the check's sort
+order. `result()` turns them into the CheckResult with one explanation sentence per witness, so
+the Spark and local engines agree exactly when they find the same rows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from chaoskit.checkers.result import MAX_WITNESSES, CheckResult
+
+Row = dict[str, Any]
+
+EXPLAIN: dict[str, str] = {
+    "lost-write": "send {value} by process {process} was acknowledged at {topic}/{partition} offset {offset}, "
+                  "offsets up to {max_read} there were read, but it never was",
+    "unseen": "send {value} by process {process} was acknowledged at {topic}/{partition} offset {offset} "
+              "and no poll ever delivered it",
+    "duplicate": "value {value} is at {count} places: {positions}",
+    "inconsistent-offsets": "{topic}/{partition} offset {offset} holds different values: {values}",
+    "poll-skip": "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} "
+                 "(op {index}), skipping {missed} known offset(s) between them",
+    "nonmonotonic-poll": "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} "
+                         "(op {index}) without a rebalance in between",
+    "nonmonotonic-send": "process {process}'s sends to {topic}/{partition} got offset {from_offset} then "
+                         "{to_offset} (send invoked at op {index})",
+    "key-order": "key {key}: process {process} sent {first} (p{first_partition}) before {second} "
+                 "(p{second_partition}), but {second} was delivered first (op {second_delivered} vs "
+                 "op {first_delivered})",
+    "truncation-undetected": "process {process} read {value} at {topic}/{partition} offset {offset} (op {index}); "
+                             "that offset later held {later} and the process never reported truncation at or "
+                             "before it",
+    "write-to-readonly": "send {value} by process {process} (invoked at op {index}) was acknowledged at "
+                         "{topic}/{partition} offset {offset} although the partition was {mode} since op "
+                         "{mode_index}",
+    "coordinator-split": "group {group} was served by coordinator partitions {partitions}",
+}
+
+
+@dataclass
+class Found:
+    """One check's outcome from an engine: `count` anomalies, the first `rows`, extra counts."""
+
+    count: int
+    rows: list[Row]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def result(name: str, found: Found) -> CheckResult:
+    witnesses = []
+    for row in found.rows[:MAX_WITNESSES]:
+        witnesses.append({"explanation": EXPLAIN[name].format(**row), **row})
+    return CheckResult(name, found.count == 0, {"anomalies": found.count, **found.counts}, witnesses)

@@ -1,0 +1,36 @@
+"""Searching sub-histories in parallel on Spark: one task per slice of sub-histories, each
+searched by the same `search` as in-process (mapPartitions), results collected to the driver.
+
+Workers import chaoskit, so the session's Python must be this environment's
+(`spark.pyspark.python`, or PYSPARK_PYTHON), as `local[N]` sessions made here are.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Hashable, Iterable, Iterator
+
+from chaoskit.checkers.linear.models import model_named
+from chaoskit.checkers.linear.search import SearchResult, search
+from chaoskit.checkers.linear.subhistory import Operation
+
+TASKS_PER_CORE = 4  # several tasks per core so one slow sub-history does not idle the others
+
+
+def _search_slice(model_name: str, budget_s: float,
+                  items: Iterable[tuple[Hashable, list[Operation]]]) -> Iterator[tuple[Hashable, SearchResult]]:
+    model = model_named(model_name)
+    for key, ops in items:
+        yield key, search(ops, model, budget_s)
+
+
+def search_on_spark(spark: Any, subs: dict[Hashable, list[Operation]], model_name: str,
+                    budget_s: float) -> dict[Hashable, SearchResult]:
+    if not subs:
+        return {}
+    sc = spark.sparkContext
+    # largest first, dealt round-robin over the slices, so slices get similar work
+    items = sorted(subs.items(), key=lambda kv: -len(kv[1]))
+    slices = min(len(items), max(1, sc.defaultParallelism) * TASKS_PER_CORE)
+    dealt = [items[s::slices] for s in range(slices)]
+    rdd = sc.parallelize(dealt, slices).flatMap(lambda chunk: chunk)
+    return dict(rdd.mapPartitions(partial(_search_slice, model_name, budget_s)).collect())

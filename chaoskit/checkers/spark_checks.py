@@ -1,0 +1,213 @@
+"""The checks as Spark jobs over the Parquet history (engine "spark"): the logic of local_checks.py.
+
+`SparkTables` flattens the ops DataFrame into the same tables as local_tables.py (sends with
+their completion, exploded poll records, rebalance assigns, truncation reports, partition modes,
+coordinator observations); each check is a few joins and window functions over them, and returns
+its count and first rows in the same order as the local engine.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chaoskit.checkers.findings import Found, Row
+from chaoskit.checkers.local_tables import READONLY_MODES, RESETS
+from chaoskit.history.schema import process_of
+
+LIMIT = 10
+
+
+class SparkTables:
+    def __init__(self, ops: Any) -> None:
+        from pyspark.sql import functions as F
+
+        self.F = F
+        ops = ops.withColumn("topic", F.coalesce(F.col("topic"), F.lit("")))
+        is_send = F.col("f") == "send"
+        invokes = ops.filter(is_send & (F.col("type") == "invoke")).select("process", "value", "key", "topic", "index")
+        done = (ops.filter(is_send & (F.col("type") != "invoke"))
+                .groupBy("process", "value")
+                .agg(F.min(F.struct(F.col("index"), F.col("type").alias("status"), "partition", "offset")).alias("d"))
+                .select("process", "value", F.col("d.status").alias("status"), F.col("d.partition").alias("partition"),
+                        F.col("d.offset").alias("offset"), F.col("d.index").alias("done_index")))
+        self.sends = invokes.join(done, ["process", "value"], "left").cache()
+        self.acked = self.sends.filter((F.col("status") == "ok") & F.col("offset").isNotNull())
+        polls = ops.filter((F.col("f") == "poll") & (F.col("type") == "ok") & F.col("records").isNotNull())
+        self.deliveries = (polls.select("process", "index", "topic", F.posexplode("records").alias("pos", "r"))
+                           .select("process", "index", "pos", "topic", F.col("r.partition").alias("partition"),
+                                   F.col("r.offset").alias("offset"), F.col("r.key").alias("key"),
+                                   F.col("r.value").alias("value"))).cache()
+        self.resets = ops.filter(F.col("f").isin(*RESETS) & F.col("type").isin("ok", "info")) \
+            .select("process", "index")
+        self.truncations = ops.filter((F.col("f") == "truncation-detected") & F.col("type").isin("ok", "info")
+                                      & F.col("offset").isNotNull()) \
+            .select("process", "topic", "partition", "offset", "index")
+        self.modes = ops.filter((F.col("f") == "partition-mode") & (F.col("type") == "ok")) \
+            .select("topic", "partition", "index", F.from_json("value", "struct<mode:string>").mode.alias("mode")) \
+            .filter(F.col("mode").isNotNull())
+        coord = F.from_json("value", "struct<group:string,partition:bigint>")
+        self.coordinators = ops.filter((F.col("f") == "coordinator") & (F.col("type") == "ok")) \
+            .select(coord.group.alias("group"), coord.partition.alias("partition"), "index") \
+            .filter(F.col("group").isNotNull() & F.col("partition").isNotNull())
+        self.observations = (self.acked.select("topic", "partition", "offset", "value", F.col("done_index").alias("index"))
+                             .unionByName(self.deliveries.select("topic", "partition", "offset", "value", "index"))
+                             ).cache()
+
+    def release(self) -> None:
+        for df in (self.sends, self.deliveries, self.observations):
+            df.unpersist()
+
+
+def _rows(df: Any, order: list[Any]) -> list[Row]:
+    rows = []
+    for r in df.orderBy(*order).limit(LIMIT).collect():
+        row = r.asDict(recursive=True)
+        if "process" in row:
+            row["process"] = process_of(row["process"])
+        rows.append(row)
+    return rows
+
+
+def _found(df: Any, order: list[Any], **counts: int) -> Found:
+    df = df.cache()
+    try:
+        return Found(df.count(), _rows(df, order), counts)
+    finally:
+        df.unpersist()
+
+
+_SEND_COLS = ["process", "key", "value", "topic", "partition", "offset", "index"]
+
+
+def _never_read(t: SparkTables, lost: bool) -> Found:
+    F = t.F
+    max_read = t.deliveries.groupBy("topic", "partition").agg(F.max("offset").alias("max_read"))
+    never = t.acked.join(t.deliveries.select("value").distinct(), ["value"], "left_anti") \
+        .join(max_read, ["topic", "partition"], "left")
+    if lost:
+        df = never.filter(F.col("max_read") > F.col("offset")).select(*_SEND_COLS, "max_read")
+    else:
+        df = never.filter(F.col("max_read").isNull() | (F.col("max_read") <= F.col("offset"))).select(*_SEND_COLS)
+    return _found(df, ["index"], acked=t.acked.count())
+
+
+def lost_write(t: SparkTables) -> Found:
+    return _never_read(t, lost=True)
+
+
+def unseen(t: SparkTables) -> Found:
+    return _never_read(t, lost=False)
+
+
+def duplicate(t: SparkTables) -> Found:
+    F = t.F
+    df = (t.observations.filter(F.col("value").isNotNull()).groupBy("value")
+          .agg(F.collect_set(F.struct("topic", "partition", "offset")).alias("places"))
+          .withColumn("count", F.size("places")).filter(F.col("count") > 1))
+    found = _found(df, ["value"])
+    for row in found.rows:
+        row["positions"] = sorted([p["topic"], p["partition"], p["offset"]] for p in row.pop("places"))
+    return found
+
+
+def inconsistent_offsets(t: SparkTables) -> Found:
+    F = t.F
+    df = (t.observations.filter(F.col("value").isNotNull()).groupBy("topic", "partition", "offset")
+          .agg(F.array_sort(F.collect_set("value")).alias("values")).filter(F.size("values") > 1))
+    return _found(df, ["topic", "partition", "offset"])
+
+
+def _poll_steps(t: SparkTables) -> Any:
+    from pyspark.sql import Window
+    F = t.F
+    events = (t.deliveries.withColumn("is_assign", F.lit(0))
+              .unionByName(t.resets.withColumn("is_assign", F.lit(1)), allowMissingColumns=True))
+    by_index = Window.partitionBy("process").orderBy("index", "pos") \
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    era = events.withColumn("era", F.sum("is_assign").over(by_index)).filter(F.col("is_assign") == 0)
+    step = Window.partitionBy("process", "topic", "partition", "era").orderBy("index", "pos")
+    return (era.withColumn("from_offset", F.lag("offset").over(step)).filter(F.col("from_offset").isNotNull())
+            .select("process", "topic", "partition", "from_offset", F.col("offset").alias("to_offset"), "index"))
+
+
+_STEP_ORDER = ["index", "partition", "to_offset"]
+
+
+def poll_skip(t: SparkTables) -> Found:
+    from pyspark.sql import Window
+    F = t.F
+    known = t.observations.select("topic", "partition", "offset").distinct() \
+        .withColumn("rank", F.dense_rank().over(Window.partitionBy("topic", "partition").orderBy("offset")))
+    k_from = known.select("topic", "partition", F.col("offset").alias("from_offset"), F.col("rank").alias("r_from"))
+    k_to = known.select("topic", "partition", F.col("offset").alias("to_offset"), F.col("rank").alias("r_to"))
+    df = (_poll_steps(t).filter(F.col("to_offset") > F.col("from_offset"))
+          .join(k_from, ["topic", "partition", "from_offset"]).join(k_to, ["topic", "partition", "to_offset"])
+          .withColumn("missed", F.col("r_to") - F.col("r_from") - 1).filter(F.col("missed") > 0)
+          .select("process", "topic", "partition", "from_offset", "to_offset", "index", "missed"))
+    return _found(df, _STEP_ORDER)
+
+
+def nonmonotonic_poll(t: SparkTables) -> Found:
+    F = t.F
+    return _found(_poll_steps(t).filter(F.col("to_offset") <= F.col("from_offset")), _STEP_ORDER)
+
+
+def nonmonotonic_send(t: SparkTables) -> Found:
+    from pyspark.sql import Window
+    F = t.F
+    w = Window.partitionBy("process", "topic", "partition").orderBy("index")
+    df = (t.acked.withColumn("from_offset", F.lag("offset").over(w))
+          .filter(F.col("from_offset").isNotNull() & (F.col("offset") <= F.col("from_offset")))
+          .select("process", "topic", "partition", "from_offset", F.col("offset").alias("to_offset"), "index"))
+    return _found(df, ["index"])
+
+
+def key_order(t: SparkTables) -> Found:
+    from pyspark.sql import Window
+    F = t.F
+    first = t.deliveries.groupBy("value").agg(F.min(F.struct("index", "pos")).alias("first"))
+    sends = t.sends.filter(F.col("key").isNotNull()).join(first, ["value"])
+    w = Window.partitionBy("process", "key").orderBy("index")
+    df = (sends.select("process", "key", "index", "partition", "value", "first",
+                       F.lag("value").over(w).alias("prev_value"), F.lag("partition").over(w).alias("prev_partition"),
+                       F.lag("first").over(w).alias("prev_first"))
+          .filter(F.col("prev_first").isNotNull() & (F.col("first") < F.col("prev_first")))
+          .select("process", "key", F.col("prev_value").alias("first"), F.col("value").alias("second"),
+                  F.col("prev_partition").alias("first_partition"), F.col("partition").alias("second_partition"),
+                  F.col("prev_first.index").alias("first_delivered"), F.col("first.index").alias("second_delivered"),
+                  "index"))
+    return _found(df, ["index"])
+
+
+def truncation_undetected(t: SparkTables) -> Found:
+    F = t.F
+    d = t.deliveries.alias("d")
+    o = t.observations.alias("o")
+    later = (d.join(o, (F.col("d.topic") == F.col("o.topic")) & (F.col("d.partition") == F.col("o.partition"))
+                    & (F.col("d.offset") == F.col("o.offset")) & (F.col("o.index") > F.col("d.index"))
+                    & F.col("o.value").isNotNull() & ~F.col("o.value").eqNullSafe(F.col("d.value")))
+             .groupBy("d.process", "d.topic", "d.partition", "d.offset", "d.value", "d.index", "d.pos")
+             .agg(F.array_sort(F.collect_set("o.value")).alias("later")))
+    tr = t.truncations.select(F.col("process").alias("t_process"), F.col("topic").alias("t_topic"),
+                              F.col("partition").alias("t_partition"), F.col("offset").alias("t_offset"),
+                              F.col("index").alias("t_index"))
+    df = (later.join(tr, (F.col("process") == F.col("t_process")) & (F.col("topic") == F.col("t_topic"))
+                     & (F.col("partition") == F.col("t_partition")) & (F.col("t_index") > F.col("index"))
+                     & (F.col("t_offset") <= F.col("offset")), "left_anti")
+          .select("process", "topic", "partition", "offset", "value", "index", "later"))
+    return _found(df, ["index", "partition", "offset"])
+
+
+def write_to_readonly(t: SparkTables) -> Found:
+    F = t.F
+    m = t.modes.select("topic", "partition", F.col("index").alias("mode_index"), "mode")
+    df = (t.acked.join(m, ["topic", "partition"]).filter(F.col("mode_index") < F.col("index"))
+          .groupBy(*_SEND_COLS).agg(F.max(F.struct("mode_index", "mode")).alias("m"))
+          .filter(F.col("m.mode").isin(*READONLY_MODES))
+          .select(*_SEND_COLS, F.col("m.mode").alias("mode"), F.col("m.mode_index").alias("mode_index")))
+    return _found(df, ["index"])
+
+
+def coordinator_split(t: SparkTables) -> Found:
+    F = t.F
+    groups = t.coordinators.groupBy("group").agg(F.array_sort(F.collect_set("partition")).alias("partitions"))
+    return _found(groups.filter(F.size("partitions") > 1), ["group"], groups=groups.count())

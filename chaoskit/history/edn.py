@@ -1,0 +1,161 @@
+"""A small EDN reader: enough of the format for Jepsen histories.
+
+Keywords become strings without the colon (`:ok` -> "ok"), symbols strings, vectors and lists
+Python lists, sets sorted lists when their items compare (else lists), maps dicts (keys made
+hashable), `nil`/`true`/`false` None/True/False, tagged values (`#jepsen.history.Op{...}`) the
+value they tag, `#_` discards the next form. Commas are whitespace; `;` starts a comment.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_DELIMS = set("()[]{}\"; \t\r\n,")
+_INT = re.compile(r"[+-]?\d+N?$")
+_FLOAT = re.compile(r"[+-]?\d+(\.\d*)?([eE][+-]?\d+)?M?$")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "b": "\b", "f": "\f"}
+_CHARS = {"newline": "\n", "space": " ", "tab": "\t", "return": "\r"}
+
+
+class EdnError(ValueError):
+    """Text that is not EDN; says where."""
+
+
+def loads(text: str) -> Any:
+    """The single EDN form in `text` (EdnError if there is none, more than one, or it is malformed)."""
+    reader = _Reader(text)
+    reader.skip()
+    if reader.at_end():
+        raise EdnError("no EDN form (empty text)")
+    value = reader.form()
+    reader.skip()
+    if not reader.at_end():
+        raise EdnError(f"unexpected text after the form at column {reader.pos + 1}: {text[reader.pos:][:20]!r}")
+    return value
+
+
+def _hashable(v: Any) -> Any:
+    return tuple(_hashable(x) for x in v) if isinstance(v, list) else v
+
+
+class _Reader:
+    def __init__(self, text: str) -> None:
+        self.text, self.pos = text, 0
+
+    def at_end(self) -> bool:
+        return self.pos >= len(self.text)
+
+    def skip(self) -> None:
+        text = self.text
+        while self.pos < len(text):
+            c = text[self.pos]
+            if c in " \t\r\n,":
+                self.pos += 1
+            elif c == ";":
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end + 1
+            else:
+                return
+
+    def _need(self) -> str:
+        self.skip()
+        if self.at_end():
+            raise EdnError(f"the text ends inside a form (column {self.pos + 1}): truncated?")
+        return self.text[self.pos]
+
+    def form(self) -> Any:
+        c = self._need()
+        if c in "[(":
+            self.pos += 1
+            return self._seq("])"[c == "("])
+        if c == "{":
+            self.pos += 1
+            items = self._seq("}")
+            if len(items) % 2:
+                raise EdnError(f"a map needs an even number of forms, got {len(items)} (before column {self.pos})")
+            return {_hashable(items[i]): items[i + 1] for i in range(0, len(items), 2)}
+        if c == "#":
+            return self._dispatch()
+        if c == '"':
+            return self._string()
+        if c == "\\":
+            return self._char()
+        if c in ")]}":
+            raise EdnError(f"unexpected {c!r} at column {self.pos + 1}")
+        return self._atom()
+
+    def _seq(self, close: str) -> list[Any]:
+        items = []
+        while self._need() != close:
+            if self.text[self.pos] in ")]}":
+                raise EdnError(f"expected {close!r} at column {self.pos + 1}, got {self.text[self.pos]!r}")
+            items.append(self.form())
+        self.pos += 1
+        return items
+
+    def _dispatch(self) -> Any:
+        self.pos += 1
+        if self.at_end():
+            raise EdnError("the text ends after '#'")
+        c = self.text[self.pos]
+        if c == "{":
+            self.pos += 1
+            items = self._seq("}")
+            try:
+                return sorted(items)
+            except TypeError:
+                return items
+        if c == "_":
+            self.pos += 1
+            self.form()
+            return self.form()
+        self._token()  # a tag such as jepsen.history.Op or inst: the tagged value stands for itself
+        return self.form()
+
+    def _string(self) -> str:
+        out, i, text = [], self.pos + 1, self.text
+        while i < len(text):
+            c = text[i]
+            if c == '"':
+                self.pos = i + 1
+                return "".join(out)
+            if c == "\\" and i + 1 < len(text):
+                nxt = text[i + 1]
+                if nxt == "u":
+                    out.append(chr(int(text[i + 2:i + 6], 16)))
+                    i += 6
+                    continue
+                out.append(_ESCAPES.get(nxt, nxt))
+                i += 2
+                continue
+            out.append(c)
+            i += 1
+        raise EdnError(f"a string starting at column {self.pos + 1} never ends: truncated?")
+
+    def _char(self) -> str:
+        self.pos += 1
+        token = self._token()
+        return _CHARS.get(token, token[:1])
+
+    def _token(self) -> str:
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in _DELIMS:
+            self.pos += 1
+        return self.text[start:self.pos]
+
+    def _atom(self) -> Any:
+        start = self.pos
+        token = self._token()
+        if not token:
+            raise EdnError(f"unexpected {self.text[start]!r} at column {start + 1}")
+        if token == "nil":
+            return None
+        if token in ("true", "false"):
+            return token == "true"
+        if token.startswith(":"):
+            return token[1:]
+        if _INT.match(token):
+            return int(token.rstrip("N"))
+        if _FLOAT.match(token):
+            return float(token.rstrip("M"))
+        return token  # a symbol

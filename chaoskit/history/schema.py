@@ -1,0 +1,68 @@
+"""The op schema (docs/history.md): column names, canonical value text, and op normalisation."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Op = dict[str, Any]
+TYPES = ("invoke", "ok", "fail", "info")
+# the columns every op may carry; anything else an op holds is kept as an extra
+COLUMNS = ("index", "time_ns", "process", "type", "f", "value", "error", "topic", "partition", "key", "offset",
+           "leader_epoch", "node")
+INT_COLUMNS = ("index", "time_ns", "partition", "offset", "leader_epoch")
+
+
+def value_text(value: Any) -> str | None:
+    """A value as the checks compare it: compact JSON with sorted keys (None stays None).
+
+    A send's value and the same value delivered by a poll give the same text, whichever loader
+    read them, so values are joined on this text."""
+    if value is None:
+        return None
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def process_of(text: Any) -> Any:
+    """A process as ops carry it: an int for a client, else its name ("nemesis", "admin")."""
+    if isinstance(text, str) and text.lstrip("-").isdigit():
+        return int(text)
+    return text
+
+
+class SchemaError(ValueError):
+    """An op that breaks the schema (says which field and why)."""
+
+
+def check_op(op: Any) -> Op:
+    """`op` if it is a well-formed op; SchemaError naming the fault otherwise."""
+    if not isinstance(op, dict):
+        raise SchemaError(f"an op is a JSON object, got {type(op).__name__}")
+    if op.get("type") not in TYPES:
+        raise SchemaError(f"type must be one of {', '.join(TYPES)}, got {op.get('type')!r}")
+    if not isinstance(op.get("f"), str):
+        raise SchemaError(f"f must be a string naming the operation, got {op.get('f')!r}")
+    if "process" not in op:
+        raise SchemaError("process is missing (a client number, 'nemesis' or 'admin')")
+    for name in INT_COLUMNS:
+        v = op.get(name)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+            raise SchemaError(f"{name} must be an integer or null, got {v!r}")
+    poll_records(op)
+    return op
+
+
+def poll_records(op: Op) -> list[tuple[Any, ...]]:
+    """An ok poll's delivered records as (partition, offset, key, value text, leader_epoch) tuples."""
+    if op.get("f") != "poll" or op.get("type") != "ok":
+        return []
+    value = op.get("value") or []
+    if not isinstance(value, list):
+        raise SchemaError(f"an ok poll's value is a list of [partition, offset, key, value, leader_epoch], "
+                          f"got {type(value).__name__}")
+    out = []
+    for r in value:
+        if not isinstance(r, list) or len(r) != 5 or not isinstance(r[0], int) or not isinstance(r[1], int):
+            raise SchemaError(f"a polled record is [partition:int, offset:int, key, value, leader_epoch], got {r!r}")
+        out.append((r[0], r[1], r[2] if r[2] is None else str(r[2]), value_text(r[3]),
+                    r[4] if isinstance(r[4], int) else None))
+    return out

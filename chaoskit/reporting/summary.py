@@ -1,0 +1,111 @@
+"""A static HTML summary of one or more runs side by side: the verdict table, the figures of each
+run, its plots and its replay command. `make demo` and `chaoskit nightly` write one; it needs no
+server and no network (plots are copied beside it, styles are inline), so it opens from disk.
+
+The page marks itself when every plot has loaded (`data-plots-loaded` on <body>), so a headless
+browser test can tell a page that renders from one whose images are broken.
+"""
+from __future__ import annotations
+
+import html
+import shutil
+from pathlib import Path
+from typing import Any, Iterable
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #1d1d1f; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: .35em .7em; text-align: left; vertical-align: top; }
+th { background: #f3f3f5; }
+.clean { background: #dff5e1; } .anomaly { background: #fbdcdc; } .unknown { background: #fff1c9; }
+code { background: #f3f3f5; padding: .1em .3em; border-radius: 3px; }
+.plots img { max-width: 46%; margin: .5em; border: 1px solid #ddd; }
+"""
+ON_LOAD = """
+<script>
+  // a headless test reads this: every plot decoded, or which did not
+  window.addEventListener("load", function () {
+    var imgs = Array.prototype.slice.call(document.querySelectorAll("img"));
+    var broken = imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); });
+    document.body.setAttribute("data-plots-loaded", broken.length === 0 ? "all" : "broken:" + broken.length);
+  });
+</script>
+"""
+
+
+def _word(valid: Any) -> tuple[str, str]:
+    if valid is True:
+        return "clean", "clean"
+    if valid is False:
+        return "anomaly", "anomaly"
+    return "unknown", "unknown"
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def write_summary(results: Iterable[Any], out_dir: Path, title: str, plots: dict[str, list[Path]] | None = None,
+                  note: str = "") -> Path:
+    """index.html in `out_dir` for `results` (RunResults), with their plots copied beside it."""
+    results = list(results)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plots = plots or {}
+    checks = sorted({name for r in results for name in r.verdict.results})
+    head = "".join(f"<th>{_e(r.test.name)}<br>{_e(r.test.profile)}, {_e(r.test.client)} client</th>" for r in results)
+    rows = []
+    overall = "".join(f'<td class="{_word(r.valid)[1]}"><b>{_word(r.valid)[0]}</b></td>' for r in results)
+    rows.append(f"<tr><th>verdict</th>{overall}</tr>")
+    for name in checks:
+        cells = []
+        for r in results:
+            check = r.verdict.results.get(name)
+            if check is None:
+                cells.append("<td>-</td>")
+                continue
+            word, css = _word(check.valid)
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(check.counts.items()))
+            witness = check.witnesses[0].get("explanation", "") if check.witnesses else (check.error or "")
+            cells.append(f'<td class="{css}">{word}<br><small>{_e(counts)}</small>'
+                         f'{"<br><small>" + _e(str(witness)[:240]) + "</small>" if witness else ""}</td>')
+        rows.append(f"<tr><th>{_e(name)}</th>{''.join(cells)}</tr>")
+    sections = [_run_section(r, out_dir, plots.get(r.run_id, [])) for r in results]
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title><style>{STYLE}</style>"
+            f"</head><body><h1>{_e(title)}</h1>{f'<p>{_e(note)}</p>' if note else ''}"
+            f"<table id='verdicts'><tr><th>check</th>{head}</tr>{''.join(rows)}</table>"
+            f"{''.join(sections)}{ON_LOAD}</body></html>\n")
+    index = out_dir / "index.html"
+    index.write_text(page)
+    return index
+
+
+def _run_section(result: Any, out_dir: Path, plots: list[Path]) -> str:
+    stats = result.stats
+    figures = (f"{stats.get('ops', 0)} ops, {stats.get('acked', 0)} acknowledged writes, "
+               f"cluster up in {stats.get('cluster_up_s', '?')} s, run {stats.get('run_seconds', '?')} s, "
+               f"seed {result.test.seed}")
+    images = []
+    for plot in plots:
+        target = out_dir / "plots" / f"{result.run_id}-{plot.name}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(plot, target)
+        images.append(f"<img src='plots/{_e(target.name)}' alt='{_e(plot.stem)}'>")
+    error = f"<p class='unknown'>run error: {_e(result.error)}</p>" if result.error else ""
+    return (f"<h2>{_e(result.test.name)}: {_e(result.test.profile)}</h2>{error}<p>{_e(figures)}</p>"
+            f"<p>history and logs: <code>{_e(result.run_dir)}</code></p>"
+            f"<p>replay: <code>{_e(result.replay)}</code></p><div class='plots'>{''.join(images)}</div>")
+
+
+def plot_run(result: Any) -> list[Path]:
+    """The run's plots (latency/throughput with fault windows, key-order timelines) in run_dir/plots;
+    a plot that fails is noted in the run's stats, never hides its verdict."""
+    try:
+        from chaoskit.checkers.source import History
+        from chaoskit.reporting.plots import plot_verdict
+
+        if not result.history.exists():
+            return []
+        return list(plot_verdict(result.verdict, History.from_path(result.history).ops, result.run_dir / "plots"))
+    except Exception as e:  # noqa: BLE001 -- see above
+        result.stats["plot_error"] = f"{type(e).__name__}: {e}"
+        return []

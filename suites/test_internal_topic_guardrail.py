@@ -1,0 +1,27 @@
+"""KAFKA-20029: the guardrail on internal coordinator topics.
+
+Growing `__consumer_offsets` moves groups to other partitions for brokers that read the new count,
+while brokers that read it earlier keep the old placement: two coordinators serve one group. The
+patched controller refuses the expansion (INVALID_REQUEST), so every broker keeps naming the same
+coordinator. With the guardrail off the expansion goes through, two brokers restart (and read the
+new count), and the coordinator-probe workload catches their answers disagreeing:
+`coordinator-split`.
+"""
+from __future__ import annotations
+
+import pytest
+
+from suites.faultmixes import admin_step, mix
+
+OFFSETS = "__consumer_offsets"
+GROW_OFFSETS = [admin_step(0.25, "expand", 10, topic=OFFSETS),
+                {"at": 0.4, "fault": "kill", "target": "broker:1", "window_s": 1.0},
+                {"at": 0.6, "fault": "kill", "target": "broker:2", "window_s": 1.0}]
+
+
+@pytest.mark.chaos(faults=mix(GROW_OFFSETS, {}), workload="coordinator-probe", duration=16,
+                   epic="KAFKA-20029", feature="__consumer_offsets expansion and broker restarts", severity="critical")
+def test_one_coordinator_per_group(chaos):
+    result = chaos.run(client="probe", checks=["coordinator-split"], topics=[],
+                       workload_options={"brokers": 3, "groups": 8, "rate": 10})
+    chaos.expect(result, unpatched={"coordinator-split"})

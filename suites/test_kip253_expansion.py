@@ -1,0 +1,31 @@
+"""KIP-253: per-key order holds while partitions are added, under leader isolation, broker kills
+and stale metadata. The patched cluster with the ordered client keeps every key's records in
+producer order across partitions; stock Kafka (modulo partitioning) is caught reordering keys.
+"""
+from __future__ import annotations
+
+import pytest
+
+from chaoskit.runner import Topic
+from suites.faultmixes import BROKER_KILLS, LEADER_ISOLATION, STALE_METADATA, TOPIC, admin_step, mix
+
+GROWTH = [admin_step(0.2, "expand", 6), admin_step(0.45, "expand", 8)]
+
+
+@pytest.mark.chaos(faults=mix(GROWTH, LEADER_ISOLATION), workload="keyed-sequences", duration=16,
+                   epic="KIP-253", feature="expansion under leader isolation", severity="critical")
+def test_key_order_across_expansion(chaos):
+    result = chaos.run(topics=[Topic(TOPIC, 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
+                       workload_options={"producers": 3, "consumers": 2, "keys": 60, "rate": 40})
+    chaos.expect(result, unpatched={"key-order"})
+
+
+@pytest.mark.nightly
+@pytest.mark.chaos(faults=mix(GROWTH + [admin_step(0.7, "expand", 12)],
+                              {**LEADER_ISOLATION, **BROKER_KILLS, **STALE_METADATA}),
+                   workload="keyed-sequences", duration=120, epic="KIP-253",
+                   feature="expansion under isolation, kills and stale metadata", severity="critical")
+def test_key_order_across_expansion_long(chaos):
+    result = chaos.run(topics=[Topic(TOPIC, 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
+                       workload_options={"producers": 4, "consumers": 3, "keys": 200, "rate": 50})
+    chaos.expect(result, unpatched={"key-order"})

@@ -1,0 +1,42 @@
+"""KIP-320: after an unclean election truncates a partition, consumers detect it.
+
+The unclean-election fault makes the leader of orders/0 the only in-sync replica, lets writes be
+acknowledged by it alone (consumers read them), then kills it so an out-of-sync replica is
+elected; when the old leader returns it must truncate. Those acknowledged writes are lost by
+design (that is what an unclean election costs), so this suite checks what KIP-320 promises:
+every consumer that had read the divergent records reports the truncation (the ordered client's
+LogTruncationError, or its reset) and none silently skips or re-reads divergent data. Stock
+clients on brokers that ignore leader epochs are caught: `truncation-undetected`.
+"""
+from __future__ import annotations
+
+import pytest
+
+from chaoskit.runner import Topic
+from suites.faultmixes import TOPIC, mix
+
+UNCLEAN = [{"at": 0.25, "fault": "unclean-election", "target": f"leader-of:{TOPIC}/0", "window_s": 6.0,
+            "params": {"mode": "kill", "solo_writes": 20}}]
+CHECKS = ["truncation-undetected", "duplicate", "nonmonotonic-send"]
+UNCLEAN_TOPIC = {"unclean.leader.election.enable": "true", "min.insync.replicas": "1"}
+
+
+def _run(chaos, duration_rate: float):
+    return chaos.run(topics=[Topic(TOPIC, 2, config=UNCLEAN_TOPIC)], checks=CHECKS,
+                     client=chaos.pick(patched="ordered", unpatched="kafka-python"),
+                     client_options=chaos.pick(patched={"truncation_policy": "reset"}, unpatched={}),
+                     workload_options={"producers": 2, "consumers": 2, "keys": 20, "rate": duration_rate})
+
+
+@pytest.mark.chaos(faults=mix(UNCLEAN, {}), workload="keyed-sequences", duration=16,
+                   epic="KIP-320", feature="unclean leader election", severity="critical")
+def test_truncation_is_detected(chaos):
+    chaos.expect(_run(chaos, 30), unpatched={"truncation-undetected"})
+
+
+@pytest.mark.nightly
+@pytest.mark.chaos(faults=mix(UNCLEAN + [{**UNCLEAN[0], "at": 0.6, "target": f"leader-of:{TOPIC}/1"}], {}),
+                   workload="keyed-sequences", duration=90, epic="KIP-320",
+                   feature="repeated unclean leader elections", severity="critical")
+def test_truncation_is_detected_long(chaos):
+    chaos.expect(_run(chaos, 50), unpatched={"truncation-undetected"})

@@ -1,0 +1,40 @@
+"""`chaoskit check`: exit code is the verdict, a table or JSON, clear errors (local engine: no JVM)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from chaoskit.checkers.source import History
+from chaoskit.history import synthetic
+
+
+def chaoskit(*args: str) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("chaoskit")
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_exit_codes_and_outputs(tmp_path: Path):
+    clean = History(synthetic.generate(seed=1, events=1500).ops).to_jsonl(tmp_path / "clean.jsonl")
+    bad = History(synthetic.generate(seed=1, events=1500, plant=["key-order"]).ops).to_jsonl(tmp_path / "bad.jsonl")
+    out = chaoskit("check", str(clean), "--engine", "local")
+    assert out.returncode == 0, out.stderr
+    assert "key-order" in out.stdout and "valid: True" in out.stdout
+    out = chaoskit("check", str(bad), "--engine", "local", "--json")
+    assert out.returncode == 1, out.stderr
+    verdict = json.loads(out.stdout)
+    assert verdict["valid"] is False and verdict["results"]["key-order"]["valid"] is False
+    out = chaoskit("check", str(bad), "--engine", "local", "--checks", "lost-write,unseen")
+    assert out.returncode == 0 and "key-order" not in out.stdout
+
+
+def test_unreadable_and_unknown(tmp_path: Path):
+    out = chaoskit("check", str(tmp_path / "none.jsonl"), "--engine", "local")
+    assert out.returncode == 2 and "no history at" in out.stderr
+    out = chaoskit("check", str(tmp_path / "none.jsonl"), "--checks", "nope")
+    assert out.returncode == 2 and "no check named 'nope'" in out.stderr
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("not json\n")
+    out = chaoskit("check", str(empty), "--engine", "local")
+    assert out.returncode == 2 and "line 1" in out.stdout

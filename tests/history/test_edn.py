@@ -1,0 +1,36 @@
+"""The EDN reader: the forms Jepsen histories use, and clear errors for broken text."""
+from __future__ import annotations
+
+import pytest
+
+from chaoskit.history.edn import EdnError, loads
+
+
+@pytest.mark.parametrize("text,value", [
+    ("{:process 0, :type :invoke, :f :write, :value 3}", {"process": 0, "type": "invoke", "f": "write", "value": 3}),
+    ("[1 4]", [1, 4]),
+    ("(1 nil true false)", [1, None, True, False]),
+    ('"a \\"q\\" \\n b"', 'a "q" \n b'),
+    ("#{3 1 2}", [1, 2, 3]),
+    ("{:a {:b [1 -2.5 7N]}}", {"a": {"b": [1, -2.5, 7]}}),
+    ("#jepsen.history.Op{:index 3 :f :read}", {"index": 3, "f": "read"}),
+    ("[1 #_ 2 3] ; comment", [1, 3]),
+    ("{[1 2] :x}", {(1, 2): "x"}),
+    ("sym/bol", "sym/bol"),
+])
+def test_reads(text, value):
+    assert loads(text) == value
+
+
+@pytest.mark.parametrize("text,words", [
+    ("{:process 0, :type", "ends inside"),
+    ("[1 2", "ends inside"),
+    ('"open', "never ends"),
+    ("{:a}", "even number"),
+    ("[1 2)", "expected"),
+    ("1 2", "after the form"),
+    ("", "empty"),
+])
+def test_broken_text_says_what_is_wrong(text, words):
+    with pytest.raises(EdnError, match=words):
+        loads(text)
