@@ -105,12 +105,17 @@ class OrderedConsumer:
                  session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
                  rebalance_timeout_ms: int = 30_000, metadata_max_age_s: float = 2.0, fetch_max_wait_ms: int = 100,
                  max_partition_fetch_bytes: int = 1 << 20, request_timeout_ms: int = 10_000,
-                 max_poll_records: int = 500) -> None:
+                 max_poll_records: int = 500, truncation_policy: str | None = None) -> None:
         if auto_offset_reset not in RESET_POLICIES:
             raise ValueError(f"auto_offset_reset must be one of {', '.join(RESET_POLICIES)}, got {auto_offset_reset!r}")
         if heartbeat_interval_ms * 3 > session_timeout_ms:
             raise ValueError(f"heartbeat_interval_ms ({heartbeat_interval_ms}) must be at most a third of "
                              f"session_timeout_ms ({session_timeout_ms})")
+        if truncation_policy not in (None, "reset", "raise"):
+            raise ValueError(f"truncation_policy must be 'reset', 'raise' or None (follow auto_offset_reset), "
+                             f"got {truncation_policy!r}")
+        # KIP-320: a reset policy resets to the divergence point; without one the application is told
+        self.truncation_reset = truncation_policy == "reset" if truncation_policy else auto_offset_reset != "none"
         if max_poll_records < 1:
             raise ValueError(f"max_poll_records must be >= 1, got {max_poll_records}")
         self.group_id, self.reset, self.max_poll_records = group_id, auto_offset_reset, max_poll_records
@@ -380,7 +385,7 @@ class OrderedConsumer:
         state.validate = False
         if found is None:
             return
-        reset = self.reset != "none"
+        reset = self.truncation_reset
         self.events.emit({"f": "truncation-detected", "type": "ok" if reset else "info", "topic": t, "partition": p,
                           "offset": found, "value": {"fetch_offset": state.position, "divergence_offset": found}})
         if not reset:

@@ -81,3 +81,13 @@ def test_event_hooks_copy_events_and_survive_a_failing_callback():
 def test_history_values_parse_json_and_keys_stay_text():
     assert history_value(b'[1, "k", 2]') == [1, "k", 2] and history_value(b"plain") == "plain"
     assert history_key(b"12") == "12" and history_key(None) is None
+
+
+def test_truncation_policy_follows_the_reset_policy_unless_given():
+    from chaoskit.client.consumer import OrderedConsumer
+    assert OrderedConsumer("127.0.0.1:1").truncation_reset
+    assert not OrderedConsumer("127.0.0.1:1", auto_offset_reset="none").truncation_reset
+    assert not OrderedConsumer("127.0.0.1:1", truncation_policy="raise").truncation_reset
+    assert OrderedConsumer("127.0.0.1:1", auto_offset_reset="none", truncation_policy="reset").truncation_reset
+    with pytest.raises(ValueError, match="truncation_policy"):
+        OrderedConsumer("127.0.0.1:1", truncation_policy="ignore")
