@@ -20,13 +20,15 @@ What it adds to a plain group consumer:
   `LogTruncationError` (auto_offset_reset="none") or a reset to the divergence offset, commits
   with the leader epoch and validation of a committed position after a restart.
 
-Single-threaded: the group heartbeats while `poll` runs; call `poll` at least every few seconds.
+The group heartbeats while `poll` runs (call `poll` at least every few seconds); only the Fetch
+requests to different leaders go out in parallel, from a small thread pool.
 Every action is an event (chaoskit/client/events.py) on `consumer.events`.
 """
 from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -39,7 +41,7 @@ from chaoskit.client.events import EventHooks, history_key, history_value
 from chaoskit.client.gates import DeletionGate, ExpansionGate
 from chaoskit.client.group import GroupError, GroupMember
 from chaoskit.client.linear_hash import deletion_blockers, expansion_blocker
-from chaoskit.client.metadata import ClusterView
+from chaoskit.client.metadata import ClusterView, MetadataError
 from chaoskit.client.routing import ordered
 from chaoskit.client.truncation import LogTruncationError, divergence, epoch_end
 from chaoskit.protocol.errors import ErrorCode, error_name
@@ -138,6 +140,7 @@ class OrderedConsumer:
         self._next_heartbeat = 0.0
         self._closed = False
         self.refusals: dict[int, int] = {}  # error code -> how often a Fetch partition was refused
+        self._pool: ThreadPoolExecutor | None = None  # fetches to several leaders at once
 
     # --- public API ------------------------------------------------------------------------
     def subscribe(self, topics: Iterable[str], listener: ConsumerRebalanceListener | None = None,
@@ -218,6 +221,8 @@ class OrderedConsumer:
                 self.member.leave()
         finally:
             self._closed = True
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
             self.view.close()
 
     def __enter__(self) -> OrderedConsumer:
@@ -523,18 +528,38 @@ class OrderedConsumer:
             if not out:
                 time.sleep(min(budget_s, 0.05))
             return out
-        wait_ms = int(min(budget_s * 1000, self.fetch_max_wait_ms) / len(by_leader))
+        # one Fetch per leader, all in flight at once (socket waits release the GIL); answers handled here
+        wait_ms = int(min(budget_s * 1000, self.fetch_max_wait_ms))
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="ordered-fetch")
+        pending = {}
         for leader, tps in sorted(by_leader.items()):
-            if len(out) >= self.max_poll_records:
-                break
             try:
-                out.extend(self._fetch_from(leader, tps, wait_ms, self.max_poll_records - len(out)))
+                conn = self.view.connection(leader)
+            except (WireError, MetadataError) as e:
+                log.info("no connection to broker %d: %s", leader, e)
+                continue
+            # a short timeout: a hung broker must not hold up this thread's heartbeats past the session
+            pending[leader] = self._pool.submit(conn.request, self._fetch_request(tps, wait_ms), FETCH_VERSION,
+                                                wait_ms / 1000 + 3)
+        responses, failed = {}, False
+        for leader, future in pending.items():
+            try:
+                responses[leader] = future.result()
             except WireError as e:
                 log.info("fetch from broker %d failed: %s", leader, e)
-                self._refresh_quietly()
+                failed = True
+        for leader, response in responses.items():
+            for topic in response.responses:
+                for r in topic.partitions:
+                    state = self.parts.get((topic.topic, r.partition_index))
+                    if state is not None:
+                        out.extend(self._handle(topic.topic, r, state, self.max_poll_records - len(out)))
+        if failed:
+            self._refresh_quietly()
         return out
 
-    def _fetch_from(self, leader: int, tps: list[tuple[str, int]], wait_ms: int, room: int) -> list[ConsumerRecord]:
+    def _fetch_request(self, tps: list[tuple[str, int]], wait_ms: int) -> Any:
         T = FetchRequest.FetchTopic
         topics: dict[str, list[Any]] = {}
         for t, p in tps:
@@ -542,19 +567,10 @@ class OrderedConsumer:
             topics.setdefault(t, []).append(T.FetchPartition(
                 partition=p, current_leader_epoch=state.fetch_epoch, fetch_offset=state.position,
                 log_start_offset=-1, partition_max_bytes=self.max_partition_fetch_bytes))
-        request = FetchRequest(replica_id=-1, max_wait_ms=wait_ms, min_bytes=1, max_bytes=1 << 24, isolation_level=0,
-                               session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[], topics=[
-                                   T(topic=t, partitions=ps, undeleted_partition_count=self._count(t))
-                                   for t, ps in topics.items()])
-        # a short timeout: a hung broker must not hold up this thread's heartbeats past the session
-        response = self.view.connection(leader).request(request, FETCH_VERSION, timeout=wait_ms / 1000 + 3)
-        out: list[ConsumerRecord] = []
-        for topic in response.responses:
-            for r in topic.partitions:
-                state = self.parts.get((topic.topic, r.partition_index))
-                if state is not None:
-                    out.extend(self._handle(topic.topic, r, state, room - len(out)))
-        return out
+        return FetchRequest(replica_id=-1, max_wait_ms=wait_ms, min_bytes=1, max_bytes=1 << 24, isolation_level=0,
+                            session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[], topics=[
+                                T(topic=t, partitions=ps, undeleted_partition_count=self._count(t))
+                                for t, ps in topics.items()])
 
     def _count(self, topic: str) -> int:
         info = self.view.topics.get(topic)
