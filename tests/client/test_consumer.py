@@ -79,3 +79,31 @@ def test_bad_settings_are_refused_with_a_hint():
         OrderedConsumer("127.0.0.1:1", session_timeout_ms=3000, heartbeat_interval_ms=2000)
     with pytest.raises(ValueError, match="group_id"):
         OrderedConsumer("127.0.0.1:1").subscribe(["t"])
+
+
+def test_frozen_consumer_is_refused_a_stale_count_and_rejoins(cluster: Any, admin: Any, new_topic: Any):
+    """KIP-253 8.6 / KIP-320: with frozen metadata the consumer fetches with the old leader epoch and
+    undeleted count after an expansion; the broker refuses it (the epoch bump fences it first), the
+    consumer refreshes (frozen or not), rejoins and consumes the new partitions."""
+    from chaoskit.protocol.errors import ErrorCode
+    topic = new_topic(2)
+    consumer = OrderedConsumer(cluster.bootstrap_servers, group_id=f"g-{topic}", heartbeat_interval_ms=200)
+    assigned: list[Any] = []
+    consumer.events.subscribe(lambda e: e["f"] == "on_partitions_assigned" and assigned.append(e["value"]))
+    consumer.subscribe([topic])
+    try:
+        with OrderedProducer(cluster.bootstrap_servers) as producer:
+            for i in range(10):
+                producer.send(topic, b"k%d" % i, b"[0, \"k%d\", 0]" % i)
+            assert len(drain(consumer, 10)) == 10
+            consumer.freeze_metadata()
+            admin.expand(topic, 4)
+            for i in range(10):
+                producer.send(topic, b"k%d" % i, b"[0, \"k%d\", 1]" % i)
+        later = drain(consumer, 10)
+        assert sorted(r.key for r in later) == sorted(b"k%d" % i for i in range(10))
+        assert {ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.INVALID_PARTITION_METADATA} & set(consumer.refusals)
+        assert assigned[-1] == [[topic, p] for p in range(4)]
+        assert consumer.view.frozen, "the refusal refreshed the metadata without thawing it"
+    finally:
+        consumer.close()
