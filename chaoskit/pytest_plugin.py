@@ -220,9 +220,9 @@ def history_recorder(tmp_path: Path) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def spark(pytestconfig: pytest.Config) -> Any:
     """The SparkSession the checkers use (--spark-master; local[2] by default)."""
-    from chaoskit.checkers.spark_session import get_spark
+    from chaoskit.checkers.spark_session import spark as session
 
-    return get_spark(chaos_option(pytestconfig, "spark_master"))
+    return session(chaos_option(pytestconfig, "spark_master"))
 
 
 @pytest.fixture
