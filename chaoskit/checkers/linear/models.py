@@ -10,7 +10,7 @@ immutable and hashable: Lowe's memoization caches (linearized set, state) pairs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
 INCONSISTENT = object()  # a step's answer when the op cannot take effect in that state
@@ -41,6 +41,12 @@ class Model:
     interpret: Callable[[dict, dict | None], list[SubOp]]
     fs: frozenset[str]  # the history f names the model reads
     read_only: frozenset[str]  # ops whose step never changes the state (the search places them greedily)
+    # f -> (state, arg) -> True when no sequence of ops outside `resets` can make this read fit
+    doomed: dict[str, Callable[[Any, Any], bool]] = field(default_factory=dict)
+    resets: frozenset[str] = frozenset()
+    # (read arg, reset f, reset arg) -> whether that reset op can lead to what the read saw; the search
+    # drops a configuration holding a doomed read when no such op can still come before it returns
+    enables: Callable[[Any, str, Any], bool] = lambda seen, f, arg: True
     ignores_other_ops: bool = False  # Kafka histories hold callbacks, admin ops... which the log model skips
 
 
@@ -74,6 +80,14 @@ def _register_read(state: Any, seen: Any) -> Any:
     return state if state == seen else INCONSISTENT
 
 
+def _differs(state: Any, seen: Any) -> bool:
+    return state != seen
+
+
+def _register_enables(seen: Any, f: str, arg: Any) -> bool:
+    return (arg[1] if f == "cas" else arg) == seen
+
+
 def _register_write(state: Any, value: Any) -> Any:
     return value
 
@@ -102,6 +116,23 @@ def _kv_append(state: Any, value: Any) -> Any:
     if state is None:
         return (value,)
     return state + (value,) if isinstance(state, tuple) else (state, value)
+
+
+def _kv_get_doomed(state: Any, seen: Any) -> bool:
+    # appends only lengthen the list: a get can still fit if what it saw extends the list so far
+    if seen == state:
+        return False
+    if not isinstance(seen, tuple):
+        return True  # appends never give back a scalar or nothing
+    have = () if state is None else (state if isinstance(state, tuple) else (state,))
+    return len(seen) <= len(have) or seen[:len(have)] != have
+
+
+def _kv_put_enables(seen: Any, f: str, value: Any) -> bool:
+    if value == seen:
+        return True
+    written = () if value is None else (value if isinstance(value, tuple) else (value,))
+    return isinstance(seen, tuple) and len(seen) > len(written) and seen[:len(written)] == written
 
 
 def _kv_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
@@ -137,6 +168,17 @@ def _log_poll(state: tuple, records: tuple) -> Any:
         if offset >= len(state) or state[offset] != value:
             return INCONSISTENT
     return state
+
+
+def _log_poll_doomed(state: tuple, records: tuple) -> bool:
+    return any(offset < len(state) and state[offset] != value for offset, value in records)
+
+
+def _log_read_doomed(state: tuple, start_records: tuple) -> bool:
+    # the log only grows: a read that already misses records, or disagrees with one, never fits
+    start, records = start_records
+    return (start + len(records) < len(state) or any(offset != start + i for i, (offset, _) in enumerate(records))
+            or _log_poll_doomed(state, records))
 
 
 def _partition_of(op: dict, record: Any = None) -> tuple:
@@ -191,12 +233,14 @@ def _log_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
 MODELS: dict[str, Model] = {
     "cas-register": Model("cas-register", None,
                           {"read": _register_read, "write": _register_write, "cas": _register_cas}, _register_ops,
-                          frozenset({"read", "write", "cas"}), frozenset({"read"})),
+                          frozenset({"read", "write", "cas"}), frozenset({"read"}),
+                          {"read": _differs}, frozenset({"write", "cas"}), _register_enables),
     "kv": Model("kv", None, {"get": _register_read, "put": _register_write, "append": _kv_append}, _kv_ops,
-                frozenset({"get", "put", "append"}), frozenset({"get"})),
+                frozenset({"get", "put", "append"}), frozenset({"get"}),
+                {"get": _kv_get_doomed}, frozenset({"put"}), _kv_put_enables),
     "kafka": Model("kafka", (), {"append": _log_append, "read": _log_read, "poll": _log_poll}, _log_ops,
                    frozenset({"append", "send", "read", "poll"}), frozenset({"read", "poll"}),
-                   ignores_other_ops=True),
+                   {"read": _log_read_doomed, "poll": _log_poll_doomed}, ignores_other_ops=True),
 }
 ALIASES = {"register": "cas-register", "key-value": "kv", "log": "kafka", "kafka-log": "kafka"}
 

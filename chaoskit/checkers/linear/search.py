@@ -1,11 +1,15 @@
 """Wing-Gong linearizability search with Lowe's memoization, for one sub-history.
 
-The history is a doubly linked list of call and return entries in real-time order. Walking from
-the head, a call entry whose op the model accepts in the current state is linearized next: its
-call and return entries are lifted out of the list and the walk restarts at the head. Reaching
-a return entry means that op could not be placed before it returned, so the search backtracks:
-the last linearized op goes back into the list and the walk goes on after it. Lowe's cache of
+The history is a doubly linked list of call and return entries in real-time order. The ops that
+may be linearized next (the candidates) are those whose call entry precedes the first return
+entry left in the list. Linearizing one applies it to the model's state and lifts its call and
+return entries out of the list; when no candidate fits, the search backtracks: the last
+linearized op goes back into the list and the next candidate after it is tried. Lowe's cache of
 (linearized set, state) pairs prunes every configuration already explored.
+
+Candidates are tried in an order that commits to as little as possible: first any read that fits
+(a forced move, never branched on: see `_forced`), then the op whose return comes first (it
+must be placed before anything else returns), then the others in call order.
 
 Indeterminate ops have a call entry but no return entry: they may be linearized anywhere after
 their call, and the search succeeds once every completed op is linearized, so an indeterminate
@@ -21,6 +25,7 @@ from chaoskit.checkers.linear.models import INCONSISTENT, Model
 from chaoskit.checkers.linear.subhistory import Operation
 
 BUDGET_CHECK_EVERY = 512  # steps between looks at the clock
+DEAD = -1  # "this configuration cannot be completed": backtrack
 
 
 @dataclass
@@ -47,13 +52,15 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
     prv = [0] + list(range(0, size + 1))
     entry_op = [-1] + [i for _, i, _ in events] + [-1]
     is_call = [False] + [call for _, _, call in events] + [False]
-    return_entry = [0] * n
+    call_entry, return_entry = [0] * n, [0] * n
     for entry in range(1, size + 1):
-        if not is_call[entry]:
-            return_entry[entry_op[entry]] = entry
+        (call_entry if is_call[entry] else return_entry)[entry_op[entry]] = entry
     steps_of = [model.steps[op.f] for op in ops]
     args = [op.arg for op in ops]
     read_only = [op.f in model.read_only for op in ops]
+    doomed = [model.doomed.get(op.f) for op in ops]
+    resets = [op.f in model.resets for op in ops]
+    enables = model.enables
 
     def unlink(entry: int) -> None:
         nxt[prv[entry]] = nxt[entry]
@@ -63,18 +70,53 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
         nxt[prv[entry]] = entry
         prv[nxt[entry]] = entry
 
-    def start() -> int:
-        """Where the walk (re)starts: a read that fits now, if any op still open is one, else the head.
-        Placing such a read at once is safe (see the note where reads are undone), and doing it before
-        any write spares the backtracking that trying writes first would cost."""
+    def first_return() -> int:
         entry = nxt[0]
         while is_call[entry]:
-            i = entry_op[entry]
-            if read_only[i] and steps_of[i](state, args[i]) is not INCONSISTENT \
-                    and (linearized | (1 << i), state) not in cache:
+            entry = nxt[entry]
+        return entry
+
+    def after(tried: int) -> int:
+        """The candidate to try after `tried` in this configuration: the first-returning op, then
+        the others in call order; 0 when none is left."""
+        end = first_return()
+        first = call_entry[entry_op[end]]
+        entry = nxt[0] if tried == first else nxt[tried]
+        while entry != end:
+            if entry != first:
                 return entry
             entry = nxt[entry]
-        return nxt[0]
+        return 0
+
+    def begin() -> int:
+        """The first candidate of a new configuration: a read that fits, else the first-returning op.
+
+        A candidate read that fits now is a forced move. It changes no state, and no op still open
+        returned before its call, so any linearization from here can be rewritten with the read
+        first. Hence if placing it here fails (now, or earlier: the cache knows), so does every
+        alternative, and the configuration is dead."""
+        end = first_return()
+        entry = nxt[0]
+        while entry != end:
+            i = entry_op[entry]
+            if read_only[i]:
+                if steps_of[i](state, args[i]) is not INCONSISTENT:
+                    return DEAD if (linearized | (1 << i), state) in cache else entry
+                if doomed[i] and return_entry[i] and doomed[i](state, args[i]) and not rescuable(i):
+                    return DEAD
+            entry = nxt[entry]
+        return call_entry[entry_op[end]]
+
+    def rescuable(read: int) -> bool:
+        """Whether an op that resets the state towards what `read` saw may still come before it returns."""
+        end, seen = return_entry[read], args[read]
+        entry = nxt[0]
+        while entry != end:
+            j = entry_op[entry]
+            if is_call[entry] and resets[j] and enables(seen, ops[j].f, args[j]):
+                return True
+            entry = nxt[entry]
+        return False
 
     remaining = sum(1 for op in ops if op.ret is not None)
     state = model.initial
@@ -83,13 +125,13 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
     cache: set[tuple[int, Any]] = set()
     best: SearchResult | None = None
     steps = 0
-    entry = start()
+    entry = begin() if remaining else 0
     while remaining:
         steps += 1
         if steps % BUDGET_CHECK_EVERY == 0 and time.monotonic() > deadline:
             return SearchResult("unknown", n, steps, time.monotonic() - started,
                                 error=f"the search ran out of its {budget_s:g} s budget after {steps} steps")
-        if is_call[entry]:
+        if entry > 0:
             i = entry_op[entry]
             new_state = steps_of[i](state, args[i])
             if new_state is not INCONSISTENT:
@@ -102,14 +144,14 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
                     if return_entry[i]:
                         unlink(return_entry[i])
                         remaining -= 1
-                    entry = start()
+                    entry = begin() if remaining else 0
                     continue
-            entry = nxt[entry]
+            entry = after(entry)
             continue
-        # a return entry: its op found no place before returning
+        # no candidate left: the first-returning op cannot be placed after this prefix
         if best is None or len(stack) > len(best.prefix):
             best = SearchResult(False, n, 0, 0.0, [ops[entry_op[e]].index for e, _ in stack],
-                                ops[entry_op[entry]], state)
+                                ops[entry_op[first_return()]], state)
         while stack:
             entry, state = stack.pop()
             i = entry_op[entry]
@@ -119,13 +161,10 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
                 remaining += 1
             relink(entry)
             if not read_only[i]:
-                break
-            # A read that fit was placed at once; had any order worked without placing it there, one
-            # placing it there would too (it changes no state and nothing still open returned before
-            # its call), so its alternatives are dead: undo the op before it as well.
+                break  # a forced read has no alternatives: undo the op before it too
         else:
             break
-        entry = nxt[entry]
+        entry = after(entry)
     elapsed = time.monotonic() - started
     if not remaining:
         return SearchResult(True, n, steps, elapsed)

@@ -34,3 +34,15 @@ def search_on_spark(spark: Any, subs: dict[Hashable, list[Operation]], model_nam
     dealt = [items[s::slices] for s in range(slices)]
     rdd = sc.parallelize(dealt, slices).flatMap(lambda chunk: chunk)
     return dict(rdd.mapPartitions(partial(_search_slice, model_name, budget_s)).collect())
+
+
+def local_session(master: str = "local[2]", app: str = "chaoskit-linearizable") -> Any:
+    """A SparkSession whose Python workers run this interpreter (so they import this chaoskit)."""
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    return (SparkSession.builder.master(master).appName(app).config("spark.ui.enabled", "false")
+            .config("spark.pyspark.python", sys.executable).getOrCreate())
