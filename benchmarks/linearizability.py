@@ -8,12 +8,15 @@ start-up is left out (one warm-up job runs first); its per-job overhead is in.
 
 `measure(clients, ops, spark=None)` is importable (benchmarks/checker_throughput.py uses it).
 
-Usage: python benchmarks/linearizability.py [--ops 20000] [--clients 10,50] [--keys 10]
+Each figure is the median of --repeat runs (the machine may be shared).
+
+Usage: python benchmarks/linearizability.py [--ops 20000] [--clients 10,50] [--keys 10] [--repeat 3]
                                              [--spark-master local[2]] [--no-spark] [--seed 0]
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from typing import Any
 
@@ -42,6 +45,7 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=DEFAULT_KEYS)
     parser.add_argument("--info-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--spark-master", default="local[2]")
     parser.add_argument("--no-spark", action="store_true")
     args = parser.parse_args()
@@ -51,16 +55,17 @@ def main() -> None:
 
         spark = local_session(args.spark_master, "chaoskit-linearizability-bench")
         measure(4, 200, spark, keys=4)  # warm-up: JVM, Python workers
-    print(f"linearizability checker, kv model, {args.ops} ops over {args.keys} keys, seed {args.seed}")
+    print(f"linearizability checker, kv model, {args.ops} ops over {args.keys} keys, seed {args.seed}, "
+          f"median of {args.repeat}")
     print(f"{'clients':>8} {'in-process ops/s':>17} {'spark ops/s':>12} {'spark/in-process':>17}")
     try:
         for clients in (int(c) for c in args.clients.split(",")):
             common = dict(keys=args.keys, seed=args.seed, info_rate=args.info_rate)
-            local = measure(clients, args.ops, **common)
+            local = statistics.median(measure(clients, args.ops, **common) for _ in range(args.repeat))
             if spark is None:
                 print(f"{clients:>8} {local:>17,.0f} {'-':>12} {'-':>17}")
                 continue
-            distributed = measure(clients, args.ops, spark, **common)
+            distributed = statistics.median(measure(clients, args.ops, spark, **common) for _ in range(args.repeat))
             print(f"{clients:>8} {local:>17,.0f} {distributed:>12,.0f} {distributed / local:>17.2f}")
     finally:
         if spark is not None:
