@@ -103,6 +103,7 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
                 if steps_of[i](state, args[i]) is not INCONSISTENT:
                     return DEAD if (linearized | (1 << i), state) in cache else entry
                 if doomed[i] and return_entry[i] and doomed[i](state, args[i]) and not rescuable(i):
+                    culprit[0] = i  # the witness names this read, not whichever op returns first
                     return DEAD
             entry = nxt[entry]
         return call_entry[entry_op[end]]
@@ -119,6 +120,7 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
         return False
 
     remaining = sum(1 for op in ops if op.ret is not None)
+    culprit = [-1]  # the doomed read that made begin() answer DEAD
     state = model.initial
     linearized = 0
     stack: list[tuple[int, Any]] = []
@@ -150,8 +152,9 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
             continue
         # no candidate left: the first-returning op cannot be placed after this prefix
         if best is None or len(stack) > len(best.prefix):
-            best = SearchResult(False, n, 0, 0.0, [ops[entry_op[e]].index for e, _ in stack],
-                                ops[entry_op[first_return()]], state)
+            failed = culprit[0] if entry == DEAD and culprit[0] >= 0 else entry_op[first_return()]
+            best = SearchResult(False, n, 0, 0.0, [ops[entry_op[e]].index for e, _ in stack], ops[failed], state)
+        culprit[0] = -1
         while stack:
             entry, state = stack.pop()
             i = entry_op[entry]
