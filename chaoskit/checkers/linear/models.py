@@ -24,7 +24,10 @@ class HistoryError(ValueError):
 
 
 def freeze(value: Any) -> Any:
-    """JSON-ish values made hashable: lists become tuples, dicts sorted item tuples."""
+    """JSON-ish values made hashable: lists become tuples, dicts sorted item tuples (numpy arrays
+    and scalars, as Parquet and pandas give them, first become Python values)."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     if isinstance(value, dict):

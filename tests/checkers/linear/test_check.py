@@ -60,3 +60,13 @@ def test_result_is_json_serializable(history):
     assert result.valid is False
     data = json.loads(json.dumps(result.to_json()))
     assert data["witnesses"][0]["state"] == [1, 2] and data["counts"]["ops"] == 2
+
+
+def test_a_pandas_frame_of_ops_checks_like_the_dicts():
+    import pandas as pd
+
+    history = generate("kv", seed=4, clients=4, ops=200, keys=2, plant="stale-read")
+    frame = pd.DataFrame(history.ops)  # lists stay objects; a get's missing invoke value is None/NaN
+    by_frame, by_dicts = check(frame, "kv"), check(history.ops, "kv")
+    assert by_frame.valid is by_dicts.valid is False
+    assert by_frame.witnesses[0]["op"] == by_dicts.witnesses[0]["op"]
