@@ -125,7 +125,8 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
     linearized = 0
     stack: list[tuple[int, Any]] = []
     cache: set[tuple[int, Any]] = set()
-    best: SearchResult | None = None
+    best_prefix: list[int] = []  # entries of the longest linearizable order found
+    best_failed, best_state, low_water = -1, None, 0  # low_water: the stack's lowest depth since that order
     steps = 0
     entry = begin() if remaining else 0
     while remaining:
@@ -151,12 +152,17 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
             entry = after(entry)
             continue
         # no candidate left: the first-returning op cannot be placed after this prefix
-        if best is None or len(stack) > len(best.prefix):
-            failed = culprit[0] if entry == DEAD and culprit[0] >= 0 else entry_op[first_return()]
-            best = SearchResult(False, n, 0, 0.0, [ops[entry_op[e]].index for e, _ in stack], ops[failed], state)
+        if len(stack) > len(best_prefix) or best_failed < 0:
+            # the deepest dead end so far; only the part of the stack changed since the last one is copied
+            del best_prefix[low_water:]
+            best_prefix.extend(e for e, _ in stack[low_water:])
+            low_water = len(stack)
+            best_failed = culprit[0] if entry == DEAD and culprit[0] >= 0 else entry_op[first_return()]
+            best_state = state
         culprit[0] = -1
         while stack:
             entry, state = stack.pop()
+            low_water = min(low_water, len(stack))
             i = entry_op[entry]
             linearized ^= 1 << i
             if return_entry[i]:
@@ -171,6 +177,5 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
     elapsed = time.monotonic() - started
     if not remaining:
         return SearchResult(True, n, steps, elapsed)
-    assert best is not None
-    best.steps, best.elapsed_s = steps, elapsed
-    return best
+    return SearchResult(False, n, steps, elapsed, [ops[entry_op[e]].index for e in best_prefix], ops[best_failed],
+                        best_state)
