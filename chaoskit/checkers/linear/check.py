@@ -74,6 +74,9 @@ def witness(model: str, key: Hashable, result: SearchResult) -> dict[str, Any]:
 
 
 def describe(model: str, op: Operation) -> str:
+    if model == "kafka" and op.f == "read":
+        start, records = op.arg
+        return f"read from offset {start} returned {short(records)}"
     if op.f in READS:
         return f"{op.f} returned {short(op.arg)}"
     if op.f == "cas":
