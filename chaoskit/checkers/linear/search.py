@@ -7,9 +7,10 @@ return entries out of the list; when no candidate fits, the search backtracks: t
 linearized op goes back into the list and the next candidate after it is tried. Lowe's cache of
 (linearized set, state) pairs prunes every configuration already explored.
 
-Candidates are tried in an order that commits to as little as possible: first any read that fits
-(a forced move, never branched on: see `_forced`), then the op whose return comes first (it
-must be placed before anything else returns), then the others in call order.
+Two refinements keep concurrent histories tractable, both sound. A candidate read that fits is
+placed first and never branched on (see `begin`). A read that can no longer fit, whatever ops
+the model calls non-resetting do, kills the configuration unless an op that could reset the state
+to what it saw may still come before it returns (the model's `doomed`, `resets`, `enables`).
 
 Indeterminate ops have a call entry but no return entry: they may be linearized anywhere after
 their call, and the search succeeds once every completed op is linearized, so an indeterminate
@@ -52,9 +53,10 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
     prv = [0] + list(range(0, size + 1))
     entry_op = [-1] + [i for _, i, _ in events] + [-1]
     is_call = [False] + [call for _, _, call in events] + [False]
-    call_entry, return_entry = [0] * n, [0] * n
+    return_entry = [0] * n
     for entry in range(1, size + 1):
-        (call_entry if is_call[entry] else return_entry)[entry_op[entry]] = entry
+        if not is_call[entry]:
+            return_entry[entry_op[entry]] = entry
     steps_of = [model.steps[op.f] for op in ops]
     args = [op.arg for op in ops]
     read_only = [op.f in model.read_only for op in ops]
@@ -77,19 +79,12 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
         return entry
 
     def after(tried: int) -> int:
-        """The candidate to try after `tried` in this configuration: the first-returning op, then
-        the others in call order; 0 when none is left."""
-        end = first_return()
-        first = call_entry[entry_op[end]]
-        entry = nxt[0] if tried == first else nxt[tried]
-        while entry != end:
-            if entry != first:
-                return entry
-            entry = nxt[entry]
-        return 0
+        """The candidate to try after `tried` in this configuration (call order); 0 when none is left."""
+        entry = nxt[tried]
+        return entry if is_call[entry] else 0
 
     def begin() -> int:
-        """The first candidate of a new configuration: a read that fits, else the first-returning op.
+        """The first candidate of a new configuration: a read that fits, else the earliest call.
 
         A candidate read that fits now is a forced move. It changes no state, and no op still open
         returned before its call, so any linearization from here can be rewritten with the read
@@ -106,7 +101,7 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
                     culprit[0] = i  # the witness names this read, not whichever op returns first
                     return DEAD
             entry = nxt[entry]
-        return call_entry[entry_op[end]]
+        return nxt[0]
 
     def rescuable(read: int) -> bool:
         """Whether an op that resets the state towards what `read` saw may still come before it returns."""
@@ -151,7 +146,7 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
                     continue
             entry = after(entry)
             continue
-        # no candidate left: the first-returning op cannot be placed after this prefix
+        # no candidate left (or a doomed read): the first-returning op cannot be placed after this prefix
         if len(stack) > len(best_prefix) or best_failed < 0:
             # the deepest dead end so far; only the part of the stack changed since the last one is copied
             del best_prefix[low_water:]
