@@ -25,7 +25,8 @@ from typing import Any
 from chaoskit.checkers.linear.models import INCONSISTENT, Model
 from chaoskit.checkers.linear.subhistory import Operation
 
-BUDGET_CHECK_EVERY = 512  # steps between looks at the clock
+BUDGET_CHECK_EVERY = 512  # steps between looks at the clock (and at the cache's size)
+MAX_CONFIGS = 1_000_000  # cached configurations per sub-history: about 250 MB for a few thousand ops
 DEAD = -1  # "this configuration cannot be completed": backtrack
 
 
@@ -41,7 +42,7 @@ class SearchResult:
     error: str | None = None  # unknown: why
 
 
-def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> SearchResult:
+def search(ops: list[Operation], model: Model, budget_s: float = 30.0, max_configs: int = MAX_CONFIGS) -> SearchResult:
     started = time.monotonic()
     deadline = started + budget_s
     n = len(ops)
@@ -126,9 +127,14 @@ def search(ops: list[Operation], model: Model, budget_s: float = 30.0) -> Search
     entry = begin() if remaining else 0
     while remaining:
         steps += 1
-        if steps % BUDGET_CHECK_EVERY == 0 and time.monotonic() > deadline:
-            return SearchResult("unknown", n, steps, time.monotonic() - started,
-                                error=f"the search ran out of its {budget_s:g} s budget after {steps} steps")
+        if steps % BUDGET_CHECK_EVERY == 0:
+            if time.monotonic() > deadline:
+                return SearchResult("unknown", n, steps, time.monotonic() - started,
+                                    error=f"the search ran out of its {budget_s:g} s budget after {steps} steps")
+            if len(cache) > max_configs:
+                return SearchResult("unknown", n, steps, time.monotonic() - started,
+                                    error=f"the search explored more than {max_configs} configurations (its memory "
+                                          f"bound) after {steps} steps")
         if entry > 0:
             i = entry_op[entry]
             new_state = steps_of[i](state, args[i])
