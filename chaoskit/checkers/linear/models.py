@@ -11,7 +11,7 @@ immutable and hashable: Lowe's memoization caches (linearized set, state) pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Iterable
 
 INCONSISTENT = object()  # a step's answer when the op cannot take effect in that state
 
@@ -50,6 +50,11 @@ class Model:
     # (read arg, reset f, reset arg) -> whether that reset op can lead to what the read saw; the search
     # drops a configuration holding a doomed read when no such op can still come before it returns
     enables: Callable[[Any, str, Any], bool] = lambda seen, f, arg: True
+    # An indeterminate op whose mark nobody sees may be dropped before the search: placed anywhere,
+    # the next op to touch the state would have to overwrite it blindly, so it changes no outcome.
+    # mark(f, arg): the value it leaves (None: never drop it); seen(f, arg): values an op observes.
+    mark: Callable[[str, Any], Any] | None = None
+    seen: Callable[[str, Any], Iterable[Any]] = lambda f, arg: ()
     ignores_other_ops: bool = False  # Kafka histories hold callbacks, admin ops... which the log model skips
 
 
@@ -89,6 +94,15 @@ def _differs(state: Any, seen: Any) -> bool:
 
 def _register_enables(seen: Any, f: str, arg: Any) -> bool:
     return (arg[1] if f == "cas" else arg) == seen
+
+
+def _register_mark(f: str, arg: Any) -> Any:
+    return arg[1] if f == "cas" else arg
+
+
+def _register_seen(f: str, arg: Any) -> Iterable[Any]:
+    # a cas observes its old value just as a read observes what it returns
+    return (arg,) if f == "read" else (arg[0],) if f == "cas" else ()
 
 
 def _register_write(state: Any, value: Any) -> Any:
@@ -136,6 +150,16 @@ def _kv_put_enables(seen: Any, f: str, value: Any) -> bool:
         return True
     written = () if value is None else (value if isinstance(value, tuple) else (value,))
     return isinstance(seen, tuple) and len(seen) > len(written) and seen[:len(written)] == written
+
+
+def _kv_mark(f: str, arg: Any) -> Any:
+    return None if f == "put" and isinstance(arg, tuple) else arg  # a put list could be a get's prefix: keep it
+
+
+def _kv_seen(f: str, arg: Any) -> Iterable[Any]:
+    if f != "get":
+        return ()
+    return (arg, *arg) if isinstance(arg, tuple) else (arg,)
 
 
 def _kv_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
@@ -237,10 +261,11 @@ MODELS: dict[str, Model] = {
     "cas-register": Model("cas-register", None,
                           {"read": _register_read, "write": _register_write, "cas": _register_cas}, _register_ops,
                           frozenset({"read", "write", "cas"}), frozenset({"read"}),
-                          {"read": _differs}, frozenset({"write", "cas"}), _register_enables),
+                          {"read": _differs}, frozenset({"write", "cas"}), _register_enables, _register_mark,
+                          _register_seen),
     "kv": Model("kv", None, {"get": _register_read, "put": _register_write, "append": _kv_append}, _kv_ops,
                 frozenset({"get", "put", "append"}), frozenset({"get"}),
-                {"get": _kv_get_doomed}, frozenset({"put"}), _kv_put_enables),
+                {"get": _kv_get_doomed}, frozenset({"put"}), _kv_put_enables, _kv_mark, _kv_seen),
     "kafka": Model("kafka", (), {"append": _log_append, "read": _log_read, "poll": _log_poll}, _log_ops,
                    frozenset({"append", "send", "read", "poll"}), frozenset({"read", "poll"}),
                    {"read": _log_read_doomed, "poll": _log_poll_doomed}, ignores_other_ops=True),

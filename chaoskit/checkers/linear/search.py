@@ -42,9 +42,26 @@ class SearchResult:
     error: str | None = None  # unknown: why
 
 
+def unseen_indeterminate(ops: list[Operation], model: Model) -> list[Operation]:
+    """The indeterminate ops the search may leave out: nobody saw what they would have left (see Model.mark)."""
+    if model.mark is None:
+        return []
+    seen = {value for op in ops for value in model.seen(op.f, op.arg)}
+    out = []
+    for op in ops:
+        if op.ret is None and op.f not in model.read_only:
+            mark = model.mark(op.f, op.arg)
+            if mark is not None and mark not in seen:
+                out.append(op)
+    return out
+
+
 def search(ops: list[Operation], model: Model, budget_s: float = 30.0, max_configs: int = MAX_CONFIGS) -> SearchResult:
     started = time.monotonic()
     deadline = started + budget_s
+    unseen = {id(op) for op in unseen_indeterminate(ops, model)}
+    if unseen:
+        ops = [op for op in ops if id(op) not in unseen]
     n = len(ops)
     # entries 1..E in real-time order; 0 is the head sentinel, E+1 the tail
     events = sorted([(op.call, i, True) for i, op in enumerate(ops)]

@@ -106,3 +106,18 @@ def test_log_search_agrees_with_brute_force():
             assert search(sub, model).valid is expected, events
             verdicts[expected] += 1
     assert min(verdicts.values()) > 20
+
+
+def test_only_indeterminate_ops_nobody_saw_are_left_out():
+    from chaoskit.checkers.linear.search import unseen_indeterminate
+
+    model = model_named("cas-register")
+    ops = [{"process": 0, "type": "invoke", "f": "write", "value": 1}, {"process": 0, "type": "info", "f": "write", "value": 1},
+           {"process": 1, "type": "invoke", "f": "write", "value": 2}, {"process": 1, "type": "info", "f": "write", "value": 2},
+           {"process": 2, "type": "invoke", "f": "cas", "value": [3, 4]}, {"process": 2, "type": "info", "f": "cas", "value": [3, 4]},
+           {"process": 3, "type": "invoke", "f": "read", "value": None}, {"process": 3, "type": "ok", "f": "read", "value": 1},
+           {"process": 3, "type": "invoke", "f": "cas", "value": [2, 5]}, {"process": 3, "type": "fail", "f": "cas", "value": [2, 5]}]
+    (sub,) = split(ops, model).values()
+    # 1 was read; 2 only by a cas that failed (failed ops are gone); the cas's 4 nobody saw
+    assert {(op.f, op.arg) for op in unseen_indeterminate(sub, model)} == {("write", 2), ("cas", (3, 4))}
+    assert unseen_indeterminate(sub, model_named("kafka")) == []  # offsets shift: the log never drops
