@@ -306,7 +306,10 @@ def check(test: ChaosTest, history: Path) -> Any:
 
     if not history.exists():
         return Verdict({"history": CheckResult.unknown("history", f"the run wrote no history at {history}")})
-    return run_checks(History.from_path(history), test.checks, engine=test.engine, master=test.spark_master)
+    ops = History.from_path(history)
+    # the Parquet beside the JSONL: what Spark reads, and what a report attaches for a look in pandas
+    ops.source = ops.to_parquet(history.with_suffix(".parquet"))
+    return run_checks(ops, test.checks, engine=test.engine, master=test.spark_master)
 
 
 class _Progress:

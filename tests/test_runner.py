@@ -32,6 +32,7 @@ def test_a_control_run_checks_clean_and_its_test_file_replays_its_schedule(tmp_p
     assert any(op["process"] == "nemesis" and op["f"] == "start" for op in ops)
     assert {name for name, r in result.verdict.results.items() if r.valid is True} >= {"lost-write", "duplicate"}
     assert not run_processes(result.run_id), "the cluster is stopped after the run"
+    assert (result.run_dir / "history.parquet").stat().st_size > 0  # what Spark read and reports attach
 
     assert result.replay == f"chaoskit run {result.run_dir / 'test.json'}"
     replayed = ChaosTest.from_json(json.loads((result.run_dir / "test.json").read_text()))
