@@ -214,7 +214,7 @@ class DockerCluster(LocalCluster):
         return ",".join(z.address for z in self.zookeepers)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "backend": self.backend, "network": self.network_name,
+        return {**super().describe(), "network": self.network_name,
                 "images": dict(self.images or {})}
 
     @property

@@ -251,6 +251,7 @@ class LocalCluster(Lifecycle):
     def describe(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
+            "backend": self.backend,
             "run_dir": str(self.run_dir),
             "profile": self.spec.profile,
             "bootstrap_servers": self.bootstrap_servers,
