@@ -78,6 +78,9 @@ class DockerCluster(LocalCluster):
     reaper_module = "chaoskit.cluster.docker_reaper"
 
     def __init__(self, spec: ClusterSpec, images: dict[str, str] | None = None, client: Any = None) -> None:
+        if spec.proxy_url is not None:
+            raise ValueError("the docker backend runs its own fault proxy in a container; proxy_url is "
+                             "for the local backend (leave it out, keep proxied=True)")
         self.client = client or engine()  # first: no engine, nothing made
         self.spec = spec
         self.run_id = spec.run_id
@@ -172,9 +175,6 @@ class DockerCluster(LocalCluster):
             z.wait_ready(timeout)
 
     def _start_proxies(self) -> None:
-        if self.spec.proxy_url is not None:
-            raise ValueError("the docker backend runs its own fault proxy in a container; proxy_url is "
-                             "for the local backend")
         assert self.images is not None
         client_ports = tuple(CLIENT_PROXY_BASE + i for i in self.brokers)
         self.proxy = DockerProxy(self, self.images["proxy"], self.spec.seed, client_ports)
