@@ -26,7 +26,7 @@ from chaoskit.cluster.docker_engine import engine
 from chaoskit.cluster.docker_nodes import (LOOPBACK, RUN_LABEL, DockerBroker, DockerController, DockerProxy,
                                            DockerPythonNode, DockerZooKeeper)
 from chaoskit.cluster.local import LocalCluster, _hp
-from chaoskit.cluster.spec import Address, ClusterSpec
+from chaoskit.cluster.spec import Address, ClusterSpec, DirectRouter
 from chaoskit.cluster.topology import CLIENT, ProxiedRouter
 from chaoskit.cluster.waiting import free_port
 from chaoskit.cluster.zk_view import ZkView
@@ -81,6 +81,9 @@ class DockerCluster(LocalCluster):
         if spec.proxy_url is not None:
             raise ValueError("the docker backend runs its own fault proxy in a container; proxy_url is "
                              "for the local backend (leave it out, keep proxied=True)")
+        if not isinstance(spec.router, DirectRouter):
+            raise ValueError("the docker backend routes by itself (container names inside the run network, "
+                             "published ports for the test process); give proxied=True instead of a router")
         self.client = client or engine()  # first: no engine, nothing made
         self.spec = spec
         self.run_id = spec.run_id

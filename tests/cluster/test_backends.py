@@ -1,5 +1,5 @@
 """Backends by name: local and docker make clusters of the same spec; anything else is refused
-with the list of backends; the docker backend refuses a proxy_url (it runs its own proxy)."""
+with the list of backends; the docker backend refuses a proxy_url (it runs its own proxy) and a router (it routes by itself)."""
 from __future__ import annotations
 
 import pytest
@@ -24,3 +24,12 @@ def test_docker_refuses_a_proxy_url_before_touching_the_engine(tmp_path):
     spec = ClusterSpec(proxied=True, proxy_url="http://127.0.0.1:8474", run_dir=tmp_path)
     with pytest.raises(ValueError, match="runs its own fault proxy"):
         new_cluster("docker", spec)
+
+
+def test_docker_refuses_a_router_of_its_own(tmp_path):
+    class Elsewhere:
+        def address(self, source, target, real):
+            return ("127.0.0.2", real[1])
+
+    with pytest.raises(ValueError, match="routes by itself"):
+        new_cluster("docker", ClusterSpec(router=Elsewhere(), run_dir=tmp_path))
