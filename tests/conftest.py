@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from chaoskit.cluster.backends import new_cluster
 from chaoskit.cluster.local import LocalCluster
 from chaoskit.cluster.spec import ClusterSpec
 
@@ -32,11 +33,7 @@ def make_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[
 
     def make(brokers: int = 3, controllers: int = 2, broker_config: dict[str, Any] | None = None,
              controller_config: dict[str, Any] | None = None, backend: str = "local", **spec: Any) -> LocalCluster:
-        kind = LocalCluster
-        if backend == "docker":
-            from chaoskit.cluster.docker import DockerCluster
-            kind = DockerCluster
-        cluster = kind(ClusterSpec(
+        cluster = new_cluster(backend, ClusterSpec(
             brokers=brokers, controllers=controllers, run_dir=tmp_path_factory.mktemp("run"),
             broker_config={**FAST_BROKER, **(broker_config or {})}, controller_config={**FAST_CONTROLLER, **(controller_config or {})},
             **spec))

@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from chaoskit.cluster.backends import BACKENDS
 from chaoskit.cluster.spec import PROFILES, ClusterSpec
 
 
@@ -40,7 +41,7 @@ def register(sub: Any) -> None:
     up.add_argument("--brokers", type=_positive, default=3, help="brokers (default 3)")
     up.add_argument("--controllers", type=_positive, default=1, help="controllers (default 1)")
     up.add_argument("--zookeepers", type=_positive, default=1, help="ZooKeeper nodes, odd (default 1)")
-    up.add_argument("--backend", choices=("local", "docker"), default="local",
+    up.add_argument("--backend", choices=BACKENDS, default="local",
                     help="local: child processes (default); docker: containers on a private network")
     up.add_argument("--profile", choices=PROFILES, default="patched",
                     help="patched: every proposal on; unpatched: Kafka before them (default patched)")
@@ -68,16 +69,13 @@ def cluster_down(args: argparse.Namespace) -> int:
 
 def _make_cluster(backend: str, spec: ClusterSpec) -> Any:
     from chaoskit.cli import UsageError
-
-    if backend == "local":
-        from chaoskit.cluster.local import LocalCluster
-        return LocalCluster(spec)
-    from chaoskit.cluster.docker import DockerCluster
+    from chaoskit.cluster.backends import new_cluster
     from chaoskit.cluster.docker_engine import EngineUnavailable
-    if spec.proxy_url is not None:
+
+    if backend != "local" and spec.proxy_url is not None:
         raise UsageError("--proxy-url is for the local backend; the docker backend runs its own proxy container")
     try:
-        return DockerCluster(spec)
+        return new_cluster(backend, spec)
     except EngineUnavailable as e:
         raise UsageError(str(e)) from None
 

@@ -26,7 +26,7 @@ from chaoskit.cluster.docker_engine import engine
 from chaoskit.cluster.docker_nodes import (LOOPBACK, RUN_LABEL, DockerBroker, DockerController, DockerProxy,
                                            DockerPythonNode, DockerZooKeeper)
 from chaoskit.cluster.local import LocalCluster, _hp
-from chaoskit.cluster.spec import Address, ClusterSpec
+from chaoskit.cluster.spec import Address, ClusterSpec, DirectRouter
 from chaoskit.cluster.topology import CLIENT, ProxiedRouter
 from chaoskit.cluster.waiting import free_port
 from chaoskit.cluster.zk_view import ZkView
@@ -78,6 +78,12 @@ class DockerCluster(LocalCluster):
     reaper_module = "chaoskit.cluster.docker_reaper"
 
     def __init__(self, spec: ClusterSpec, images: dict[str, str] | None = None, client: Any = None) -> None:
+        if spec.proxy_url is not None:
+            raise ValueError("the docker backend runs its own fault proxy in a container; proxy_url is "
+                             "for the local backend (leave it out, keep proxied=True)")
+        if not isinstance(spec.router, DirectRouter):
+            raise ValueError("the docker backend routes by itself (container names inside the run network, "
+                             "published ports for the test process); give proxied=True instead of a router")
         self.client = client or engine()  # first: no engine, nothing made
         self.spec = spec
         self.run_id = spec.run_id
@@ -172,9 +178,6 @@ class DockerCluster(LocalCluster):
             z.wait_ready(timeout)
 
     def _start_proxies(self) -> None:
-        if self.spec.proxy_url is not None:
-            raise ValueError("the docker backend runs its own fault proxy in a container; proxy_url is "
-                             "for the local backend")
         assert self.images is not None
         client_ports = tuple(CLIENT_PROXY_BASE + i for i in self.brokers)
         self.proxy = DockerProxy(self, self.images["proxy"], self.spec.seed, client_ports)
@@ -214,7 +217,7 @@ class DockerCluster(LocalCluster):
         return ",".join(z.address for z in self.zookeepers)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "backend": self.backend, "network": self.network_name,
+        return {**super().describe(), "network": self.network_name,
                 "images": dict(self.images or {})}
 
     @property

@@ -115,11 +115,11 @@ class ContainerNode(Lifecycle):
     def _remove(self) -> None:
         if self._container is None:
             return
-        self._earlier_logs = self._read_logs()
+        self._earlier_logs += self._read_logs()
         try:
             self._container.remove(force=True)
-        except Exception:
-            pass
+        except Exception as e:  # already removed (the reaper, a user): what we wanted
+            self._earlier_logs += f"=== chaoskit: removing {self.container_name}: {e}\n"
         self._container = None
 
     def _write_config(self) -> None:

@@ -172,7 +172,7 @@ def base_image(client: Any, wanted: str | None, say: Say, log_path: Path) -> tup
             image = _present(client, ref)
     if image is None:
         script = DOCKER_DIR / "bootstrap-base.sh"
-        say(f"making {BOOTSTRAP_TAG} with {script} (debootstrap; about a minute)")
+        say(f"making {BOOTSTRAP_TAG} with {script} (debootstrap: a few minutes)")
         began = time.monotonic()
         with open(log_path, "a") as log:
             done = subprocess.run([str(script), BOOTSTRAP_TAG], stdout=log, stderr=subprocess.STDOUT)

@@ -220,8 +220,25 @@ class LocalCluster(Lifecycle):
         state = self.partition_state(topic, partition)
         return self.brokers.get(state.leader) if state is not None else None
 
+    def leaders_seen_by(self, broker: BrokerNode, topic: str) -> dict[int, int]:
+        """{partition: leader} of `topic` as `broker` answers Metadata (what a client bootstrapping there learns)."""
+        with WireClient(*broker.address, timeout=2.0, client_id="chaoskit-cluster") as client:
+            response = client.request(MetadataRequest(topics=[topic], allow_auto_topic_creation=False), version=7)
+        return {p.partition_index: p.leader_id for t in response.topics for p in t.partitions}
+
     def wait_until_replicated(self, topic: str, timeout: float = 30.0) -> dict[int, PartitionState]:
-        """Until every partition of `topic` has a running leader and every running replica in its ISR."""
+        """Until every partition of `topic` has a running leader and every running replica in its ISR,
+        and every running broker's Metadata names those leaders (so a client asking any broker, a
+        group leader assigning partitions say, sees the whole topic)."""
+        states = self._wait_isrs(topic, timeout)
+        leaders = {p: s.leader for p, s in states.items()}
+        for broker in self.brokers.values():
+            if broker.running and not broker.paused:
+                wait_for(lambda: self.leaders_seen_by(broker, topic) == leaders, timeout,
+                         f"{broker.name}'s Metadata naming the leaders {leaders} of {topic}", broker.log_path)
+        return states
+
+    def _wait_isrs(self, topic: str, timeout: float) -> dict[int, PartitionState]:
         assert self.view is not None
         view = self.view
 
@@ -267,6 +284,7 @@ class LocalCluster(Lifecycle):
     def describe(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
+            "backend": self.backend,
             "run_dir": str(self.run_dir),
             "profile": self.spec.profile,
             "bootstrap_servers": self.bootstrap_servers,
