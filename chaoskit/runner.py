@@ -147,13 +147,9 @@ def cluster_spec(test: ChaosTest, run_id: str, run_dir: Path) -> ClusterSpec:
 
 
 def make_cluster(test: ChaosTest, spec: ClusterSpec) -> Any:
-    if test.backend == "docker":
-        from chaoskit.cluster.docker import DockerCluster  # imported only when asked for
-        return DockerCluster(spec)
-    if test.backend != "local":
-        raise ValueError(f"backend {test.backend!r} is not local or docker")
-    from chaoskit.cluster.local import LocalCluster
-    return LocalCluster(spec)
+    from chaoskit.cluster.backends import new_cluster  # docker (and its SDK) only when asked for
+
+    return new_cluster(test.backend, spec)
 
 
 def _lookup(kind: str, name: str) -> Any:

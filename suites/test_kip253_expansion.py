@@ -31,3 +31,14 @@ def test_key_order_across_expansion_long(chaos):
                        workload_options={**SLOW_GROUP, "producers": 4, "consumers": 3, "keys": 200},
                        client_options=SMALL_POLLS)
     chaos.expect(result, unpatched={"key-order"})
+
+
+@pytest.mark.docker
+@pytest.mark.chaos(faults=mix(GROWTH, LEADER_ISOLATION), workload="keyed-sequences", duration=16, epic="KIP-253",
+                   feature="expansion under leader isolation, in containers", severity="critical",
+                   profiles=("patched",))
+def test_key_order_across_expansion_in_containers(chaos):
+    """The docker backend's case: the same claim with every node in its own container."""
+    result = chaos.run(backend="docker", topics=[Topic(TOPIC, 4)], client="ordered",
+                       workload_options=SLOW_GROUP, client_options=SMALL_POLLS)
+    chaos.expect(result)
