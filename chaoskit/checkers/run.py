@@ -29,7 +29,7 @@ def _function(spec: str) -> Callable[..., Any]:
 
 
 def applicable(history: History) -> list[Check]:
-    present = {op.get("f") for op in history.ops}
+    present = history.kinds()
     return [c for c in KAFKA_CHECKS if c.needs <= present]
 
 
@@ -44,7 +44,7 @@ def run_checks(history: Any, checks: list[str] | None = None, engine: str = "spa
         chosen = [LINEARIZABLE] if model in ("cas-register", "kv") else applicable(history)
     else:
         chosen = lookup(list(checks))
-    present = {op.get("f") for op in history.ops}
+    present = history.kinds()
     results: dict[str, CheckResult] = {}
     kafka = []
     for c in chosen:
