@@ -2,8 +2,9 @@
 
 `SparkTables` flattens the ops DataFrame into the same tables as local_tables.py (sends with
 their completion, exploded poll records, rebalance assigns, truncation reports, partition modes,
-coordinator observations); each check is a few joins and window functions over them, and returns
-its count and first rows in the same order as the local engine.
+coordinator observations); each check is a few joins and window functions over them, planned as
+a `Plan` (its anomaly rows and their order), and `evaluate` runs every plan in one job, giving each
+check's count and first rows in the same order as the local engine.
 """
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from typing import Any, Callable
 
 from chaoskit.checkers.findings import Found, Row
 from chaoskit.checkers.local_tables import READONLY_MODES, RESETS
+from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
 from chaoskit.history.schema import process_of
-
-LIMIT = 10
 
 
 class SparkTables:
