@@ -15,6 +15,7 @@ COMMANDS: tuple[str, ...] = (
     "chaoskit.cli_plugins:register",
     "chaoskit.proxy.cli:register",
     "chaoskit.cluster.cli:register",
+    "chaoskit.cluster.images_cli:register",
     "chaoskit.nemesis.cli:register",
     "chaoskit.client.admin_cli:register",
     "chaoskit.run_cli:register",

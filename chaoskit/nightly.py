@@ -29,6 +29,8 @@ from typing import Any
 from chaoskit.cluster.spec import new_run_id
 
 UNITS = {"s": 1, "m": 60, "h": 3600}
+GRACE_S = 120  # a round running at the deadline may finish its current runs for this long
+CUT = "cut at the deadline"  # the exit recorded for a round stopped by the night's end (not a crash)
 
 
 def duration(text: str) -> float:
@@ -55,11 +57,12 @@ def register(sub: Any) -> None:
     p.add_argument("--suites", default="suites/", help="the suites to run (default suites/)")
     p.add_argument("--seed", type=seed_arg, default=None, help="random (default) or N: the night's seed")
     p.add_argument("--reports", type=Path, default=Path("reports"), help="where nightly/<id>/ goes")
-    p.add_argument("--run-duration", type=duration, default=duration("60s"),
-                   help="each chaos test's --chaos-duration (default 60s)")
+    p.add_argument("--run-duration", type=duration, default=None,
+                   help="override each chaos test's duration (default: the tests' own; nightly ones are long)")
     p.add_argument("--marker", default="chaos", help="pytest -m expression (default chaos: smoke and nightly)")
     p.add_argument("--round-timeout", type=duration, default=None,
-                   help="kill a round after this long (default: what is left of --duration plus 10m)")
+                   help="kill a round after this long (default: what is left of --duration plus 2m, so the "
+                        "night ends on time; the runs a cut round finished are kept)")
     p.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     p.set_defaults(func=nightly_command)
 
@@ -89,7 +92,7 @@ class Nightly:
         while time.monotonic() < deadline:
             n += 1
             left = deadline - time.monotonic()
-            self.round(n, self.rng.randrange(2**31), self.args.round_timeout or left + 600)
+            self.round(n, self.rng.randrange(2**31), self.args.round_timeout or left + GRACE_S)
             self.write()
         self.write()
 
@@ -97,8 +100,9 @@ class Nightly:
         where = self.out / "rounds" / str(n)
         where.mkdir(parents=True, exist_ok=True)
         junit = where / "junit.xml"
+        duration_arg = [f"--chaos-duration={self.args.run_duration:g}"] if self.args.run_duration else []
         cmd = [sys.executable, "-m", "pytest", self.args.suites, "-m", self.args.marker, f"--chaos-seed={seed}",
-               f"--chaos-duration={self.args.run_duration:g}", f"--chaos-reports={where}",
+               *duration_arg, f"--chaos-reports={where}",
                f"--alluredir={self.allure}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q",
                *self.args.pytest_args]
         began = time.monotonic()
@@ -106,11 +110,11 @@ class Nightly:
             try:
                 code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=timeout,
                                       env={**os.environ, "CHAOSKIT_ALLURE": "1"}).returncode
-            except subprocess.TimeoutExpired:
-                code = -9
+            except subprocess.TimeoutExpired:  # cut at the deadline: not a crash, its finished runs are kept
+                code = CUT
         record = {"round": n, "seed": seed, "exit": code, "seconds": round(time.monotonic() - began, 1),
                   "tests": self.tests(junit), "log": str(where / "pytest.log")}
-        if code not in (0, 1):  # pytest's own failure codes are 1; anything else is a crash
+        if code not in (0, 1, CUT):  # pytest's own failure code is 1; anything else is a crash
             self.summary["crashed_rounds"] += 1
         self.summary["rounds"].append(record)
         for run in runs_of(where):
@@ -124,8 +128,8 @@ class Nightly:
                 self.summary["failing"].append({"round": n, "seed": seed, "test": t["name"],
                                                 "message": t["message"][:500],
                                                 "replay": replay_line(t["message"]) or
-                                                f"pytest {t['name']} --chaos-seed={seed} "
-                                                f"--chaos-duration={self.args.run_duration:g}"})
+                                                f"pytest {t['name']} --chaos-seed={seed} {' '.join(duration_arg)}"
+                                                .rstrip()})
 
     @staticmethod
     def tests(junit: Path) -> list[dict[str, str]]:

@@ -46,6 +46,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="leave the cluster up when a chaos test fails, and print how to reach it (ini: chaos_keep)",
     )
     parser.addini("chaos_keep", help="leave the cluster up on failure", type="bool", default=False)
+    group.addoption(
+        "--chaos-dry-run",
+        dest="chaos_dry_run",
+        action="store_true",
+        default=None,
+        help="start nothing: write each chaos test's test.json and fault schedule under "
+             "<reports>/dry-run/ and skip it (compare schedules, check a replay) (ini: chaos_dry_run)",
+    )
+    parser.addini("chaos_dry_run", help="write schedules only, run nothing", type="bool", default=False)
 
 
 @pytest.hookimpl(tryfirst=True)  # before allure-pytest's, which reads --alluredir in its own pytest_configure
@@ -125,7 +134,7 @@ def run_options(config: pytest.Config) -> dict[str, Any]:
     return {"seed": config.stash[SEED], "backend": chaos_option(config, "chaos_backend"),
             "duration_s": float(duration) if duration not in (None, "") else None,
             "spark_master": chaos_option(config, "spark_master"), "reports": Path(chaos_option(config, "chaos_reports")),
-            "keep": chaos_option(config, "chaos_keep")}
+            "keep": chaos_option(config, "chaos_keep"), "dry_run": chaos_option(config, "chaos_dry_run")}
 
 
 # --- fixtures ----------------------------------------------------------------------------------
@@ -220,9 +229,9 @@ def history_recorder(tmp_path: Path) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def spark(pytestconfig: pytest.Config) -> Any:
     """The SparkSession the checkers use (--spark-master; local[2] by default)."""
-    from chaoskit.checkers.spark_session import get_spark
+    from chaoskit.checkers.spark_session import spark as session
 
-    return get_spark(chaos_option(pytestconfig, "spark_master"))
+    return session(chaos_option(pytestconfig, "spark_master"))
 
 
 @pytest.fixture

@@ -193,12 +193,17 @@ def run(test: ChaosTest, progress: bool = False, keep: bool = False) -> RunResul
         log.exception("run %s broke", run_id)
         error = f"{type(e).__name__}: {e}"
     stats["run_seconds"] = round(time.monotonic() - began, 3)
+    if cluster is not None and not keep:
+        cluster.stop()  # before the checks: they need the CPU, not the cluster
+        cluster = None
     verdict = None
+    checking = time.monotonic()
     try:
         verdict = check(test, run_dir / HISTORY_FILE)
+        stats["check_s"] = round(time.monotonic() - checking, 3)
     finally:
-        if cluster is not None:
-            _release(cluster, keep and not (error is None and verdict_is_clean(verdict)), stats)
+        if cluster is not None:  # kept up for a look only if the run is not clean
+            _release(cluster, error is not None or not verdict_is_clean(verdict), stats)
     result = RunResult(test, run_id, run_dir, verdict, schedule, stats, error)
     (run_dir / RESULTS_FILE).write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
     pm.hook.chaoskit_run_end(run=ctx, result=result)
@@ -301,7 +306,10 @@ def check(test: ChaosTest, history: Path) -> Any:
 
     if not history.exists():
         return Verdict({"history": CheckResult.unknown("history", f"the run wrote no history at {history}")})
-    return run_checks(History.from_path(history), test.checks, engine=test.engine, master=test.spark_master)
+    ops = History.from_path(history)
+    # the Parquet beside the JSONL: what Spark reads, and what a report attaches for a look in pandas
+    ops.source = ops.to_parquet(history.with_suffix(".parquet"))
+    return run_checks(ops, test.checks, engine=test.engine, master=test.spark_master)
 
 
 class _Progress:

@@ -15,6 +15,7 @@ categories) and ends with the command that replays the run.
 """
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import fields, replace
 from pathlib import Path
@@ -55,7 +56,7 @@ class Chaos:
                 raise TypeError(f"@pytest.mark.chaos: unknown keyword {key!r}; "
                                 f"use one of {sorted(set(MARKER_FIELDS) | known - {'name', 'profile'})}")
             values[field_name] = value
-        values.update({k: v for k, v in self.options.items() if v is not None and k != "keep"})
+        values.update({k: v for k, v in self.options.items() if v is not None and k not in ("keep", "dry_run")})
         values.update(overrides)
         values["labels"] = {**{k: str(self.marker[k]) for k in LABEL_KEYS if k in self.marker},
                             **values.get("labels", {})}
@@ -69,11 +70,29 @@ class Chaos:
 
     def run(self, test: ChaosTest | None = None, **overrides: Any) -> RunResult:
         test = test or self.test(**overrides)
+        if self.options.get("dry_run"):
+            self._dry_run(test)
         result = run(test, progress=True, keep=bool(self.options.get("keep")))
         self.results.append(result)
         if self.report is not None:
             self.report(result)
         return result
+
+    def _dry_run(self, test: ChaosTest) -> None:
+        """--chaos-dry-run: the test's test.json and schedule, written where a run would keep them."""
+        import json
+
+        import pytest
+
+        from chaoskit.runner import TEST_FILE, schedule_for
+
+        where = Path(test.reports) / "dry-run" / re.sub(r"[^A-Za-z0-9_.-]+", "_", self.nodeid)
+        where.mkdir(parents=True, exist_ok=True)
+        (where / TEST_FILE).write_text(json.dumps(test.to_json(), indent=1) + "\n")
+        schedule = schedule_for(test)
+        if schedule is not None:
+            schedule.write(where)
+        pytest.skip(f"dry run: schedule and test.json written to {where}")
 
     def expect(self, result: RunResult, unpatched: Iterable[str] = (), patched: Iterable[str] = ()) -> None:
         """The profile's claim: clean (no anomaly expected), or caught (each expected kind found)."""

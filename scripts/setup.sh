@@ -13,6 +13,8 @@ command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 # headless Chromium renders the run summary page in its test (tests/reporting)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# the docker backend's registry-free base image (docker/bootstrap-base.sh)
+[ -x /usr/sbin/debootstrap ] || command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then
     say "missing system packages: ${missing[*]}; install them as root: apt-get install -y ${missing[*]}" >&2

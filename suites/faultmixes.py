@@ -25,3 +25,9 @@ LEADER_ISOLATION = {"partition": {"weight": 2, "targets": [f"leader-of:{TOPIC}/0
 BROKER_KILLS = {"kill": {"weight": 1, "targets": ["random-broker"], "window_s": [1.0, 2.0]}}
 STALE_METADATA = {"stale-metadata": {"weight": 1, "targets": ["random-broker"]},
                   "freeze-client-metadata": {"weight": 1, "targets": ["client"]}}
+
+# a consumer group that reads a little slower than the producers write: reordering across
+# partitions shows in the group's lag (a key's older records still queued in one partition while
+# newer ones arrive in another), so a run without lag would prove little
+SLOW_GROUP = {"producers": 3, "consumers": 2, "keys": 60, "rate": 40, "poll_rate": 2}
+SMALL_POLLS = {"max_poll_records": 10}

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from chaoskit.runner import Topic
-from suites.faultmixes import BROKER_KILLS, LEADER_ISOLATION, STALE_METADATA, TOPIC, admin_step, mix
+from suites.faultmixes import (BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, STALE_METADATA, TOPIC,
+                               admin_step, mix)
 
 GROWTH = [admin_step(0.2, "expand", 6), admin_step(0.45, "expand", 8)]
 
@@ -16,7 +17,7 @@ GROWTH = [admin_step(0.2, "expand", 6), admin_step(0.45, "expand", 8)]
                    epic="KIP-253", feature="expansion under leader isolation", severity="critical")
 def test_key_order_across_expansion(chaos):
     result = chaos.run(topics=[Topic(TOPIC, 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
-                       workload_options={"producers": 3, "consumers": 2, "keys": 60, "rate": 40})
+                       workload_options=SLOW_GROUP, client_options=SMALL_POLLS)
     chaos.expect(result, unpatched={"key-order"})
 
 
@@ -27,5 +28,6 @@ def test_key_order_across_expansion(chaos):
                    feature="expansion under isolation, kills and stale metadata", severity="critical")
 def test_key_order_across_expansion_long(chaos):
     result = chaos.run(topics=[Topic(TOPIC, 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
-                       workload_options={"producers": 4, "consumers": 3, "keys": 200, "rate": 50})
+                       workload_options={**SLOW_GROUP, "producers": 4, "consumers": 3, "keys": 200},
+                       client_options=SMALL_POLLS)
     chaos.expect(result, unpatched={"key-order"})

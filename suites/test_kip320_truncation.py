@@ -17,12 +17,16 @@ from suites.faultmixes import TOPIC, mix
 
 UNCLEAN = [{"at": 0.25, "fault": "unclean-election", "target": f"leader-of:{TOPIC}/0", "window_s": 6.0,
             "params": {"mode": "kill", "solo_writes": 20}}]
-CHECKS = ["truncation-undetected", "duplicate", "nonmonotonic-send"]
+# what KIP-320 promises; lost writes, and producers' offsets going backwards after the truncation,
+# are what an unclean election costs, so they are not checked here (test_kip320_zombie checks
+# that clean elections lose nothing)
+CHECKS = ["truncation-undetected", "duplicate"]
 UNCLEAN_TOPIC = {"unclean.leader.election.enable": "true", "min.insync.replicas": "1"}
 
 
 def _run(chaos, duration_rate: float):
-    return chaos.run(topics=[Topic(TOPIC, 2, config=UNCLEAN_TOPIC)], checks=CHECKS,
+    # the drain cannot read back the writes the election lost: do not wait long for them
+    return chaos.run(topics=[Topic(TOPIC, 2, config=UNCLEAN_TOPIC)], checks=CHECKS, drain_timeout_s=15,
                      client=chaos.pick(patched="ordered", unpatched="kafka-python"),
                      client_options=chaos.pick(patched={"truncation_policy": "reset"}, unpatched={}),
                      workload_options={"producers": 2, "consumers": 2, "keys": 20, "rate": duration_rate})

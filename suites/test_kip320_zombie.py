@@ -3,8 +3,13 @@ elections no acknowledged write is lost.
 
 The zombie fault cuts a leader's ZooKeeper links: the controller moves leadership while the old
 leader keeps serving and fetching. Patched leaders fence its fetches by leader epoch and it may
-not rejoin the ISR while the controller holds it offline. Brokers that ignore epochs let the
-zombie's stale state back in, and acknowledged writes go missing: caught as `lost-write`.
+not rejoin the ISR while the controller holds it offline; every acknowledged write is read back.
+
+Only the patched profile runs here. With acks=all and min.insync.replicas=2 a zombie leader cannot
+acknowledge a write in either profile (its ISR cannot shrink without ZooKeeper, and the other
+replicas follow the new leader), so the unpatched run also checks clean and would prove nothing;
+the loss KIP-320 prevents needs a zombie *follower* let back into the ISR and then elected, a
+sequence this suite does not stage yet (see the project notes).
 """
 from __future__ import annotations
 
@@ -25,13 +30,14 @@ def _run(chaos, rate: float):
 
 
 @pytest.mark.chaos(faults=mix([], ZOMBIES, mean_interval_s=3), workload="keyed-sequences", duration=16,
-                   epic="KIP-320", feature="zombie brokers", severity="critical")
+                   epic="KIP-320", feature="zombie brokers", severity="critical", profiles=("patched",))
 def test_zombies_are_fenced(chaos):
-    chaos.expect(_run(chaos, 30), unpatched={"lost-write"})
+    chaos.expect(_run(chaos, 30))
 
 
 @pytest.mark.nightly
 @pytest.mark.chaos(faults=mix([], {**ZOMBIES, **LEADER_ISOLATION}), workload="keyed-sequences", duration=120,
-                   epic="KIP-320", feature="zombie brokers and leader isolation", severity="critical")
+                   epic="KIP-320", feature="zombie brokers and leader isolation", severity="critical",
+                   profiles=("patched",))
 def test_zombies_are_fenced_long(chaos):
-    chaos.expect(_run(chaos, 50), unpatched={"lost-write"})
+    chaos.expect(_run(chaos, 50))

@@ -1,6 +1,7 @@
-"""Fixtures shared by the end-to-end tests of every package: real local clusters (ZooKeeper,
-controllers, brokers as processes, optionally behind fault proxies) with short timeouts so failures
-are detected in seconds, stopped at the end of the module even when a test fails."""
+"""Fixtures shared by the end-to-end tests of every package: real clusters (ZooKeeper, controllers,
+brokers as processes, or as containers with backend="docker"; optionally behind fault proxies) with
+short timeouts so failures are detected in seconds, stopped at the end of the module even when a
+test fails. `backend` parameterizes a module's cluster over both backends."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -17,14 +18,25 @@ FAST_BROKER = {"zookeeper.session.timeout.ms": 4000, "replica.lag.time.max.ms": 
 FAST_CONTROLLER = {"zookeeper.session.timeout.ms": 4000, "controller.request.timeout.ms": 2000}
 
 
+@pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=pytest.mark.docker)])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each backend in turn for a module that asks for it (docker tests carry the docker mark)."""
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
 def make_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., LocalCluster]]:
-    """make_cluster(brokers=3, controllers=2, broker_config=None, controller_config=None, **spec) -> a started LocalCluster, stopped at module end."""
+    """make_cluster(brokers=3, controllers=2, broker_config=None, controller_config=None, backend="local", **spec)
+    -> a started cluster (LocalCluster, or DockerCluster for backend="docker"), stopped at module end."""
     started: list[LocalCluster] = []
 
     def make(brokers: int = 3, controllers: int = 2, broker_config: dict[str, Any] | None = None,
-             controller_config: dict[str, Any] | None = None, **spec: Any) -> LocalCluster:
-        cluster = LocalCluster(ClusterSpec(
+             controller_config: dict[str, Any] | None = None, backend: str = "local", **spec: Any) -> LocalCluster:
+        kind = LocalCluster
+        if backend == "docker":
+            from chaoskit.cluster.docker import DockerCluster
+            kind = DockerCluster
+        cluster = kind(ClusterSpec(
             brokers=brokers, controllers=controllers, run_dir=tmp_path_factory.mktemp("run"),
             broker_config={**FAST_BROKER, **(broker_config or {})}, controller_config={**FAST_CONTROLLER, **(controller_config or {})},
             **spec))

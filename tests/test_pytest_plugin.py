@@ -54,3 +54,33 @@ def test_bad_choice_is_rejected(pytester):
     result = pytester.runpytest("--chaos-backend=kubernetes")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*invalid choice*kubernetes*"])
+
+
+PARTS = '''
+import json
+from chaoskit.nemesis.protocol import fault_op
+from chaoskit.nemesis.schedule import generate
+
+def test_parts(chaos_cluster, fault_proxy, nemesis, history_recorder, chaos_clients):
+    assert {"kafka-python", "librdkafka", "ordered", "probe"} <= set(chaos_clients)
+    assert "c-b1" in fault_proxy.proxies()
+    spec = {"duration_s": 10, "mean_interval_s": 2, "window_s": [1, 2],
+            "faults": {"partition": {"weight": 1, "targets": ["broker:2"]}}}
+    window = generate(spec, 1).windows[0]
+    cuts = nemesis("partition", record=history_recorder.record)
+    started = cuts.invoke(fault_op("start", window))
+    history_recorder.record(started)
+    disabled = {name for name, p in fault_proxy.proxies().items() if not p.enabled}
+    assert disabled and all("b2" in name for name in disabled), disabled
+    history_recorder.record(cuts.invoke(fault_op("stop", window)))
+    assert all(p.enabled for p in fault_proxy.proxies().values())
+    history_recorder.close()
+    ops = [json.loads(line) for line in history_recorder.path.read_text().splitlines()]
+    assert [op["f"] for op in ops] == ["start", "stop"] and ops[0]["index"] == 0
+'''
+
+
+def test_the_part_fixtures_give_a_shared_proxied_cluster_its_proxies_a_nemesis_and_a_recorder(pytester):
+    pytester.makepyfile(test_parts=PARTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--chaos-profile=patched", timeout=300)
+    result.assert_outcomes(passed=1)

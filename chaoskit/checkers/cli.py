@@ -36,15 +36,14 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chaoskit.checkers.catalog import lookup
-    from chaoskit.checkers.run import run_checks
+    from chaoskit.checkers.run import check_names, run_checks
     from chaoskit.checkers.source import History, HistoryError, detect_format
     from chaoskit.cli import UsageError
 
     checks = [c.strip() for c in args.checks.split(",") if c.strip()] if args.checks else None
     if checks is not None:
         try:
-            lookup(checks)
+            check_names(checks)
         except ValueError as e:
             raise UsageError(str(e)) from e
     try:

@@ -41,10 +41,12 @@ def run_checks(history: Any, checks: list[str] | None = None, engine: str = "spa
     if model is not None and model not in MODELS:
         raise ValueError(f"model {model!r}: use one of {', '.join(MODELS)}")
     history = as_history(history)
+    plugged: dict[str, Any] = {}
     if checks is None:
         chosen = [LINEARIZABLE] if model in ("cas-register", "kv") else applicable(history)
     else:
-        chosen = lookup(list(checks))
+        plugged = _plugin_checks([n for n in checks if n not in CHECKS])
+        chosen = lookup([n for n in checks if n not in plugged])
     present = history.kinds()
     results: dict[str, CheckResult] = {}
     kafka = []
@@ -58,7 +60,40 @@ def run_checks(history: Any, checks: list[str] | None = None, engine: str = "spa
             kafka.append(c)
     if kafka:
         results.update(_kafka_local(history, kafka) if engine == "local" else _kafka_spark(history, kafka, master))
-    return Verdict({c.name: results[c.name] for c in chosen}, history.problems)
+    for name, factory in plugged.items():
+        results[name] = _plugin_result(name, factory, history)
+    order = list(checks) if checks is not None else [c.name for c in chosen]
+    return Verdict({name: results[name] for name in order}, history.problems)
+
+
+def check_names(names: list[str]) -> None:
+    """Raise ValueError (listing the checks) unless every name is ours or a plugin's."""
+    plugged = _plugin_checks([n for n in names if n not in CHECKS])
+    lookup([n for n in names if n not in plugged])
+
+
+def _plugin_checks(names: list[str]) -> dict[str, Any]:
+    """Checks a plugin added (`chaoskit_add_checks`) among `names`; names nobody knows are left for
+    `lookup` to refuse with the list of checks."""
+    if not names:
+        return {}
+    from chaoskit.pluginmanager import collect, get_plugin_manager
+
+    factories = collect(get_plugin_manager(), "checks")
+    return {n: factories[n] for n in names if n in factories}
+
+
+def _plugin_result(name: str, factory: Any, history: History) -> CheckResult:
+    """A plugin's check over the ops, in this process: `factory()` gives an object with
+    `check(ops) -> CheckResult` (or a callable of the ops); raising is unknown, as for ours."""
+    try:
+        checker = factory()
+        found = checker.check(history.ops) if hasattr(checker, "check") else checker(history.ops)
+        if not isinstance(found, CheckResult):
+            raise TypeError(f"check {name!r} returned {type(found).__name__}, not a CheckResult")
+        return found
+    except Exception as e:  # noqa: BLE001 -- a plugin's check that raises is unknown, never a crash
+        return CheckResult.unknown(name, e)
 
 
 def _guarded(check: Check, run: Callable[[], Any]) -> CheckResult:

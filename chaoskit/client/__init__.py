@@ -1,5 +1,8 @@
-"""The ordered-delivery client: the proposals' producer and consumer side.
+"""The ordered-delivery client: the proposals' producer and consumer side (docs/client.md).
 
-Linear hashing, the KIP-253 producer and consumer, KIP-320 truncation handling,
-KIP-694 awareness and an admin client, built on kafka-python's protocol layer.
+`producer.OrderedProducer` (linear hashing, the undeleted count in Produce, KIP-694 partition
+modes), `consumer.OrderedConsumer` (KIP-253 group assignment, gates and key callbacks, KIP-320
+truncation handling), `admin.AdminClient`, and the pieces they share: `linear_hash`, `routing`,
+`metadata`, `group`, `assignor`, `gates`, `truncation`, `tombstones`, `events`. Built on
+kafka-python's protocol classes over chaoskit's WireClient.
 """

@@ -20,13 +20,15 @@ What it adds to a plain group consumer:
   `LogTruncationError` (auto_offset_reset="none") or a reset to the divergence offset, commits
   with the leader epoch and validation of a committed position after a restart.
 
-Single-threaded: the group heartbeats while `poll` runs; call `poll` at least every few seconds.
+The group heartbeats while `poll` runs (call `poll` at least every few seconds); only the Fetch
+requests to different leaders go out in parallel, from a small thread pool.
 Every action is an event (chaoskit/client/events.py) on `consumer.events`.
 """
 from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -39,7 +41,7 @@ from chaoskit.client.events import EventHooks, history_key, history_value
 from chaoskit.client.gates import DeletionGate, ExpansionGate
 from chaoskit.client.group import GroupError, GroupMember
 from chaoskit.client.linear_hash import deletion_blockers, expansion_blocker
-from chaoskit.client.metadata import ClusterView
+from chaoskit.client.metadata import ClusterView, MetadataError
 from chaoskit.client.routing import ordered
 from chaoskit.client.truncation import LogTruncationError, divergence, epoch_end
 from chaoskit.protocol.errors import ErrorCode, error_name
@@ -95,24 +97,32 @@ class _Partition:
     reported_position: int | None = None
     reported_epoch: int = -1
     committed: int | None = None
+    buffer: list[ConsumerRecord] = field(default_factory=list)  # fetched, not delivered yet, from the position on
 
 
 class OrderedConsumer:
     def __init__(self, bootstrap_servers: str | Iterable[str], group_id: str | None = None,
                  client_id: str = "chaoskit-ordered", auto_offset_reset: str = "earliest",
-                 enable_auto_commit: bool = True, session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
+                 enable_auto_commit: bool = True, auto_commit_interval_ms: int = 1_000,
+                 session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
                  rebalance_timeout_ms: int = 30_000, metadata_max_age_s: float = 2.0, fetch_max_wait_ms: int = 100,
                  max_partition_fetch_bytes: int = 1 << 20, request_timeout_ms: int = 10_000,
-                 max_poll_records: int = 500) -> None:
+                 max_poll_records: int = 500, truncation_policy: str | None = None) -> None:
         if auto_offset_reset not in RESET_POLICIES:
             raise ValueError(f"auto_offset_reset must be one of {', '.join(RESET_POLICIES)}, got {auto_offset_reset!r}")
         if heartbeat_interval_ms * 3 > session_timeout_ms:
             raise ValueError(f"heartbeat_interval_ms ({heartbeat_interval_ms}) must be at most a third of "
                              f"session_timeout_ms ({session_timeout_ms})")
+        if truncation_policy not in (None, "reset", "raise"):
+            raise ValueError(f"truncation_policy must be 'reset', 'raise' or None (follow auto_offset_reset), "
+                             f"got {truncation_policy!r}")
+        # KIP-320: a reset policy resets to the divergence point; without one the application is told
+        self.truncation_reset = truncation_policy == "reset" if truncation_policy else auto_offset_reset != "none"
         if max_poll_records < 1:
             raise ValueError(f"max_poll_records must be >= 1, got {max_poll_records}")
         self.group_id, self.reset, self.max_poll_records = group_id, auto_offset_reset, max_poll_records
         self.auto_commit = enable_auto_commit and group_id is not None
+        self.auto_commit_s, self._next_commit = auto_commit_interval_ms / 1000, 0.0
         self.heartbeat_s, self.metadata_max_age_s = heartbeat_interval_ms / 1000, metadata_max_age_s
         self.fetch_max_wait_ms, self.max_partition_fetch_bytes = fetch_max_wait_ms, max_partition_fetch_bytes
         self.view = ClusterView(bootstrap_servers, client_id, timeout_s=request_timeout_ms / 1000 + 5)
@@ -129,6 +139,8 @@ class OrderedConsumer:
         self._joined_shape: dict[str, tuple[Any, ...]] = {}
         self._next_heartbeat = 0.0
         self._closed = False
+        self.refusals: dict[int, int] = {}  # error code -> how often a Fetch partition was refused
+        self._pool: ThreadPoolExecutor | None = None  # fetches to several leaders at once
 
     # --- public API ------------------------------------------------------------------------
     def subscribe(self, topics: Iterable[str], listener: ConsumerRebalanceListener | None = None,
@@ -162,6 +174,7 @@ class OrderedConsumer:
         if state is None:
             raise ValueError(f"{tp[0]}-{tp[1]} is not assigned to this consumer (assigned: {sorted(self.parts)})")
         state.position, state.last_epoch, state.validate = offset, leader_epoch, leader_epoch is not None
+        state.buffer = []
 
     def freeze_metadata(self) -> None:
         self.view.freeze()
@@ -174,14 +187,15 @@ class OrderedConsumer:
         if self._closed:
             raise RuntimeError("poll on a closed consumer")
         deadline = time.monotonic() + timeout_ms / 1000
-        if self.auto_commit:
+        if self.auto_commit and time.monotonic() >= self._next_commit:  # what the previous polls delivered
+            self._next_commit = time.monotonic() + self.auto_commit_s
             self._commit_quietly()
         while True:
             self._maintain()
             records = self._fetch(max(0.0, deadline - time.monotonic()))
             if records or time.monotonic() >= deadline:
                 break
-        if records:
+        if records and self.events.active:
             self.events.emit({"f": "poll", "type": "ok", "value": [
                 [r.partition, r.offset, history_key(r.key), history_value(r.value), r.leader_epoch]
                 for r in records]})
@@ -207,6 +221,8 @@ class OrderedConsumer:
                 self.member.leave()
         finally:
             self._closed = True
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
             self.view.close()
 
     def __enter__(self) -> OrderedConsumer:
@@ -263,14 +279,15 @@ class OrderedConsumer:
         self.view.refresh(self.topics)
         self._joined_shape = self._shape()
         assigned = self.member.join(self.topics, self._assign)
-        self._need_rejoin = False
         self._asked, self.group_positions = set(), {}
-        self._init_positions(assigned)
+        self._init_positions(assigned)  # on failure _need_rejoin stays set: the next round joins again
+        self._need_rejoin = False
         self._callback("on_partitions_assigned", assigned)
         self._next_heartbeat = time.monotonic() + self.heartbeat_s
 
     def _init_positions(self, tps: list[tuple[str, int]]) -> None:
         committed = self.member.committed(tps) if self.member is not None and tps else {}
+        made: dict[tuple[str, int], _Partition] = {}  # all or nothing: a failure leaves no half assignment
         for t, p in tps:
             info = self.view.topic(t)
             part = info.partitions.get(p)
@@ -289,7 +306,8 @@ class OrderedConsumer:
                 state.fresh = state.position <= earliest
             state.started = not (self.member is not None and state.fresh and ordered(info)
                                  and p >= info.initial_partition_count)
-            self.parts[(t, p)] = state
+            made[(t, p)] = state
+        self.parts.update(made)
 
     def _list_offset(self, topic: str, partition: int, timestamp: int) -> int:
         part = self.view.topic(topic).partitions[partition]
@@ -357,6 +375,7 @@ class OrderedConsumer:
 
     def _validate(self, tp: tuple[str, int], state: _Partition) -> None:
         t, p = tp
+        state.buffer = []  # fetched from the old leader: may lie beyond a divergence point
         if state.last_epoch is None:
             state.validate = False
             return
@@ -371,14 +390,14 @@ class OrderedConsumer:
         state.validate = False
         if found is None:
             return
-        reset = self.reset != "none"
+        reset = self.truncation_reset
         self.events.emit({"f": "truncation-detected", "type": "ok" if reset else "info", "topic": t, "partition": p,
                           "offset": found, "value": {"fetch_offset": state.position, "divergence_offset": found}})
         if not reset:
             state.validate = True  # raised again until the application seeks
             raise LogTruncationError(t, p, state.position, found)
         log.warning("%s-%d: log truncated at %d below position %d; resetting there", t, p, found, state.position)
-        state.position, state.last_epoch = found, end.leader_epoch
+        state.position, state.last_epoch, state.buffer = found, end.leader_epoch, []
 
     # --- KIP-253 gates ---------------------------------------------------------------------
     def _known_position(self, tp: tuple[str, int]) -> int:
@@ -498,23 +517,49 @@ class OrderedConsumer:
         return by_leader
 
     def _fetch(self, budget_s: float) -> list[ConsumerRecord]:
-        by_leader = self._fetchable()
-        if not by_leader:
-            time.sleep(min(budget_s, 0.05))
-            return []
-        wait_ms = int(min(budget_s * 1000, self.fetch_max_wait_ms) / len(by_leader))
         out: list[ConsumerRecord] = []
+        by_leader = self._fetchable()
+        for tps in by_leader.values():  # records fetched earlier come first; those partitions are not fetched
+            for tp in [tp for tp in tps if self.parts[tp].buffer]:
+                out.extend(self._drain(self.parts[tp], self.max_poll_records - len(out)))
+                tps.remove(tp)
+        by_leader = {leader: tps for leader, tps in by_leader.items() if tps}
+        if out or not by_leader:
+            if not out:
+                time.sleep(min(budget_s, 0.05))
+            return out
+        # one Fetch per leader, all in flight at once (socket waits release the GIL); answers handled here
+        wait_ms = int(min(budget_s * 1000, self.fetch_max_wait_ms))
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="ordered-fetch")
+        pending = {}
         for leader, tps in sorted(by_leader.items()):
-            if len(out) >= self.max_poll_records:
-                break
             try:
-                out.extend(self._fetch_from(leader, tps, wait_ms, self.max_poll_records - len(out)))
+                conn = self.view.connection(leader)
+            except (WireError, MetadataError) as e:
+                log.info("no connection to broker %d: %s", leader, e)
+                continue
+            # a short timeout: a hung broker must not hold up this thread's heartbeats past the session
+            pending[leader] = self._pool.submit(conn.request, self._fetch_request(tps, wait_ms), FETCH_VERSION,
+                                                wait_ms / 1000 + 3)
+        responses, failed = {}, False
+        for leader, future in pending.items():
+            try:
+                responses[leader] = future.result()
             except WireError as e:
                 log.info("fetch from broker %d failed: %s", leader, e)
-                self._refresh_quietly()
+                failed = True
+        for leader, response in responses.items():
+            for topic in response.responses:
+                for r in topic.partitions:
+                    state = self.parts.get((topic.topic, r.partition_index))
+                    if state is not None:
+                        out.extend(self._handle(topic.topic, r, state, self.max_poll_records - len(out)))
+        if failed:
+            self._refresh_quietly()
         return out
 
-    def _fetch_from(self, leader: int, tps: list[tuple[str, int]], wait_ms: int, room: int) -> list[ConsumerRecord]:
+    def _fetch_request(self, tps: list[tuple[str, int]], wait_ms: int) -> Any:
         T = FetchRequest.FetchTopic
         topics: dict[str, list[Any]] = {}
         for t, p in tps:
@@ -522,18 +567,10 @@ class OrderedConsumer:
             topics.setdefault(t, []).append(T.FetchPartition(
                 partition=p, current_leader_epoch=state.fetch_epoch, fetch_offset=state.position,
                 log_start_offset=-1, partition_max_bytes=self.max_partition_fetch_bytes))
-        request = FetchRequest(replica_id=-1, max_wait_ms=wait_ms, min_bytes=1, max_bytes=1 << 24, isolation_level=0,
-                               session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[], topics=[
-                                   T(topic=t, partitions=ps, undeleted_partition_count=self._count(t))
-                                   for t, ps in topics.items()])
-        response = self.view.connection(leader).request(request, FETCH_VERSION, timeout=wait_ms / 1000 + 10)
-        out: list[ConsumerRecord] = []
-        for topic in response.responses:
-            for r in topic.partitions:
-                state = self.parts.get((topic.topic, r.partition_index))
-                if state is not None:
-                    out.extend(self._handle(topic.topic, r, state, room - len(out)))
-        return out
+        return FetchRequest(replica_id=-1, max_wait_ms=wait_ms, min_bytes=1, max_bytes=1 << 24, isolation_level=0,
+                            session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[], topics=[
+                                T(topic=t, partitions=ps, undeleted_partition_count=self._count(t))
+                                for t, ps in topics.items()])
 
     def _count(self, topic: str) -> int:
         info = self.view.topics.get(topic)
@@ -545,6 +582,7 @@ class OrderedConsumer:
             state.hw = r.high_watermark
             return self._deliver(t, p, state, bytes(r.records or b""), room)
         log.info("fetch %s-%d at %d: %s", t, p, state.position, error_name(code))
+        self.refusals[code] = self.refusals.get(code, 0) + 1
         if code in _LEADER_MOVED:
             self._refresh_quietly()
             state.validate = state.last_epoch is not None
@@ -556,29 +594,40 @@ class OrderedConsumer:
                                     "'none'")
             else:
                 state.position = self._list_offset(t, p, EARLIEST if self.reset == "earliest" else LATEST)
+                state.buffer = []
         elif code in (ErrorCode.INVALID_PARTITION_METADATA, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
             self._refresh_quietly()  # our count is stale, or the partition is going: rejoin with fresh metadata
             self._need_rejoin = bool(self.topics)
         return []
 
     def _deliver(self, t: str, p: int, state: _Partition, data: bytes, room: int) -> list[ConsumerRecord]:
-        """Up to `room` records from the position on (the rest is fetched again next time)."""
-        limit = state.deletion.limit() if state.deletion else None
-        out: list[ConsumerRecord] = []
+        """Buffer the fetched records from the position on; deliver up to `room` of them."""
+        buffered: list[ConsumerRecord] = []
         for _pos, batch in iter_batches(data, validate_each=False):
             h = header(batch)
             if h.next_offset <= state.position:
                 continue
             if h.is_control:
-                state.position = h.next_offset
+                if not buffered:
+                    state.position = h.next_offset
                 continue
-            for rec in decode_records(batch):
-                if rec.offset < state.position:
-                    continue
-                if (limit is not None and rec.offset >= limit) or room <= len(out):
-                    return out
-                out.append(ConsumerRecord(t, p, rec.offset, rec.key, rec.value, h.partition_leader_epoch,
-                                          rec.timestamp))
-                state.position, state.last_epoch = rec.offset + 1, h.partition_leader_epoch
-                state.max_epoch = max(state.max_epoch, h.partition_leader_epoch)
+            buffered.extend(ConsumerRecord(t, p, rec.offset, rec.key, rec.value, h.partition_leader_epoch,
+                                           rec.timestamp) for rec in decode_records(batch))
+        state.buffer = [r for r in buffered if r.offset >= state.position]
+        return self._drain(state, room)
+
+    @staticmethod
+    def _drain(state: _Partition, room: int) -> list[ConsumerRecord]:
+        """Up to `room` buffered records from the position on, stopping at the deletion gate's limit."""
+        limit = state.deletion.limit() if state.deletion else None
+        taken = 0
+        for rec in state.buffer:
+            if (limit is not None and rec.offset >= limit) or taken >= room:
+                break
+            taken += 1
+        out, state.buffer = state.buffer[:taken], state.buffer[taken:]
+        if out:
+            last = out[-1]
+            state.position, state.last_epoch = last.offset + 1, last.leader_epoch
+            state.max_epoch = max(state.max_epoch, max(r.leader_epoch for r in out))
         return out

@@ -38,6 +38,11 @@ class EventHooks:
             if callback in self._callbacks:
                 self._callbacks.remove(callback)
 
+    @property
+    def active(self) -> bool:
+        """Is anyone listening? (Lets a client skip building costly events.)"""
+        return bool(self._callbacks)
+
     def emit(self, event: Event) -> None:
         with self._lock:
             callbacks = list(self._callbacks)

@@ -1,4 +1,8 @@
-"""`chaoskit cluster up`: run a local cluster in the foreground until SIGINT or SIGTERM.
+"""`chaoskit cluster up`: run a cluster in the foreground until SIGINT or SIGTERM.
+
+`--backend local` (the default) runs the nodes as child processes; `--backend docker` as
+containers (images built first when their inputs changed; exit 2 with what to do when no Docker
+engine answers).
 
 Once every node is ready it prints one JSON object (run id, bootstrap servers, ZooKeeper address,
 every node with its id, role, pid, ports and log; with --proxied the proxy API URL and every link
@@ -29,13 +33,15 @@ def _positive(text: str) -> int:
 
 
 def register(sub: Any) -> None:
-    cluster = sub.add_parser("cluster", help="run a local cluster (ZooKeeper, controllers, brokers)")
+    cluster = sub.add_parser("cluster", help="run a cluster (ZooKeeper, controllers, brokers) locally or in containers")
     actions = cluster.add_subparsers(dest="cluster_command", metavar="ACTION", required=True)
     up = actions.add_parser("up", help="start a cluster in the foreground; Ctrl-C stops it",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     up.add_argument("--brokers", type=_positive, default=3, help="brokers (default 3)")
     up.add_argument("--controllers", type=_positive, default=1, help="controllers (default 1)")
     up.add_argument("--zookeepers", type=_positive, default=1, help="ZooKeeper nodes, odd (default 1)")
+    up.add_argument("--backend", choices=("local", "docker"), default="local",
+                    help="local: child processes (default); docker: containers on a private network")
     up.add_argument("--profile", choices=PROFILES, default="patched",
                     help="patched: every proposal on; unpatched: Kafka before them (default patched)")
     up.add_argument("--proxied", action="store_true",
@@ -60,9 +66,24 @@ def cluster_down(args: argparse.Namespace) -> int:
     return 0
 
 
+def _make_cluster(backend: str, spec: ClusterSpec) -> Any:
+    from chaoskit.cli import UsageError
+
+    if backend == "local":
+        from chaoskit.cluster.local import LocalCluster
+        return LocalCluster(spec)
+    from chaoskit.cluster.docker import DockerCluster
+    from chaoskit.cluster.docker_engine import EngineUnavailable
+    if spec.proxy_url is not None:
+        raise UsageError("--proxy-url is for the local backend; the docker backend runs its own proxy container")
+    try:
+        return DockerCluster(spec)
+    except EngineUnavailable as e:
+        raise UsageError(str(e)) from None
+
+
 def cluster_up(args: argparse.Namespace) -> int:
     from chaoskit.cli import UsageError
-    from chaoskit.cluster.local import LocalCluster
 
     try:
         spec = ClusterSpec(brokers=args.brokers, controllers=args.controllers, zookeepers=args.zookeepers,
@@ -78,7 +99,7 @@ def cluster_up(args: argparse.Namespace) -> int:
             raise KeyboardInterrupt  # interrupts a start in progress as well as the wait
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    cluster = LocalCluster(spec)
+    cluster = _make_cluster(args.backend, spec)
     try:
         cluster.start()
         description = json.dumps(cluster.describe())

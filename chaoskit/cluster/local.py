@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kafka.protocol.metadata import MetadataRequest
 
+from chaoskit.cluster import reaper
 from chaoskit.cluster.node import Lifecycle, Node
 from chaoskit.cluster.processes import BrokerNode, ConfigNode, ControllerNode
 from chaoskit.cluster.spec import Address, ClusterSpec, Router
@@ -44,6 +43,9 @@ def _hp(address: Address) -> str:
 
 
 class LocalCluster(Lifecycle):
+    backend = "local"
+    reaper_module = "chaoskit.cluster.reaper"
+
     def __init__(self, spec: ClusterSpec) -> None:
         self.spec = spec
         self.run_id = spec.run_id
@@ -104,11 +106,12 @@ class LocalCluster(Lifecycle):
         began = time.monotonic()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._start_reaper()
+        self._prepare()
         timeout = self.spec.ready_timeout
         if self.spec.proxied:
             self._start_proxies()
-        self.zookeeper.start(timeout)
-        self.view = ZkView(self.zookeeper.connect_string)
+        self._start_zookeeper(timeout)
+        self.view = ZkView(self.zookeeper_connect)
         self._parallel(lambda n: n.start(), list(self.controllers.values()))
         self.wait_for_controller(timeout)
         self._parallel(lambda n: n.start(), list(self.brokers.values()))
@@ -116,8 +119,14 @@ class LocalCluster(Lifecycle):
             self.wait_for_metadata(broker, timeout)
         self.startup_seconds = time.monotonic() - began
         (self.run_dir / "cluster.json").write_text(json.dumps(self.describe(), indent=1) + "\n")
-        log.info("cluster %s ready in %.1fs: %s", self.run_id, self.startup_seconds, self.bootstrap_servers)
+        log.info("%s cluster %s ready in %.1fs: %s", self.backend, self.run_id, self.startup_seconds, self.bootstrap_servers)
         return self
+
+    def _prepare(self) -> None:
+        """What a backend does before its nodes start (nothing here; images and a network for docker)."""
+
+    def _start_zookeeper(self, timeout: float) -> None:
+        self.zookeeper.start(timeout)
 
     def _start_proxies(self) -> None:
         if self.spec.proxy_url is None:
@@ -156,13 +165,7 @@ class LocalCluster(Lifecycle):
         self.zookeeper.stop()
         if self.proxy is not None:
             self.proxy.stop()
-        if self._reaper is not None and self._reaper.poll() is None:
-            self._reaper.terminate()  # it reaps whatever is left, then exits
-            try:
-                self._reaper.wait(15)
-            except subprocess.TimeoutExpired:
-                self._reaper.kill()
-                self._reaper.wait()
+        reaper.terminate(self._reaper)  # it reaps whatever is left, then exits
         self._reaper = None
 
     def client_address(self, broker_id: int) -> tuple[str, int]:
@@ -182,14 +185,8 @@ class LocalCluster(Lifecycle):
             self.view = None
 
     def _start_reaper(self) -> None:
-        if self._reaper is not None and self._reaper.poll() is None:
-            return
-        env = {k: v for k, v in os.environ.items() if k != "CHAOSKIT_RUN_ID"}  # it is not part of the run
-        with open(self.run_dir / "reaper.log", "ab") as out:
-            self._reaper = subprocess.Popen(
-                [sys.executable, "-m", "chaoskit.cluster.reaper", "--run-id", self.run_id,
-                 "--parent-pid", str(os.getpid())],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env, start_new_session=True)
+        if self._reaper is None or self._reaper.poll() is not None:
+            self._reaper = reaper.spawn(self.reaper_module, self.run_id, self.run_dir / "reaper.log")
 
     # --- readiness ---------------------------------------------------------------------------
     def _broker_registered(self, broker_id: int) -> bool:

@@ -91,11 +91,20 @@ class ProxiedRouter:
             self._repoint(target, upstream)
             link = self._links.get(name)
             if link is None:
-                info = self.proxies.ensure_proxy(name, upstream, f"{self.listen_host}:0")
-                link = Link(name, source, target, info.listen, upstream)
+                info = self.proxies.ensure_proxy(name, upstream, self.listen_for(source, target))
+                link = Link(name, source, target, self.reach(source, target, info.listen), upstream)
                 self._links[name] = link
         host, port = link.listen.rsplit(":", 1)
         return host, int(port)
+
+    def listen_for(self, source: str, target: str) -> str:
+        """The listen address to ask the proxy for (any free port on this host, here)."""
+        return f"{self.listen_host}:0"
+
+    def reach(self, source: str, target: str, listen: str) -> str:
+        """The address `source` dials to use a proxy listening at `listen` (the same, on one host;
+        the docker backend answers differently for containers and for the test process)."""
+        return listen
 
     def _repoint(self, target: str, upstream: str) -> None:
         for name, link in list(self._links.items()):

@@ -54,6 +54,33 @@ def four_letter_word(host: str, port: int, word: str, timeout: float = 1.0) -> s
     return b"".join(chunks).decode("utf-8", "replace")
 
 
+def zoo_cfg(data_dir: str, client_port: int, client_host: str, servers: dict[int, str],
+            settings: dict[str, str] | None = None) -> str:
+    """zoo.cfg text; `servers` maps each quorum member's id to "host:quorum_port:election_port"
+    (empty for a standalone node). Shared by the local and the docker backend."""
+    cfg = {
+        "tickTime": "500",  # lets clients ask for sessions from 1 s (2 ticks) up to maxSessionTimeout
+        "initLimit": "40",
+        "syncLimit": "10",
+        "minSessionTimeout": "1000",
+        "maxSessionTimeout": "60000",
+        "dataDir": data_dir,
+        "clientPort": str(client_port),
+        "clientPortAddress": client_host,
+        "admin.enableServer": "false",
+        "4lw.commands.whitelist": FOUR_LETTER_WORDS,
+        "maxClientCnxns": "0",
+        "snapCount": "10000",
+        "autopurge.purgeInterval": "0",
+    }
+    if servers:
+        cfg["standaloneEnabled"] = "false"
+        for nid, address in sorted(servers.items()):
+            cfg[f"server.{nid}"] = address
+    cfg.update(settings or {})
+    return "".join(f"{k}={v}\n" for k, v in cfg.items())
+
+
 @dataclass(frozen=True)
 class ZkPorts:
     client: int
@@ -87,27 +114,9 @@ class ZooKeeperNode(Node):
         return f"{self.host}:{self.ports.client}"
 
     def config_text(self) -> str:
-        cfg = {
-            "tickTime": "500",  # lets clients ask for sessions from 1 s (2 ticks) up to maxSessionTimeout
-            "initLimit": "40",
-            "syncLimit": "10",
-            "minSessionTimeout": "1000",
-            "maxSessionTimeout": "60000",
-            "dataDir": str(self.data_dir),
-            "clientPort": str(self.ports.client),
-            "clientPortAddress": self.host,
-            "admin.enableServer": "false",
-            "4lw.commands.whitelist": FOUR_LETTER_WORDS,
-            "maxClientCnxns": "0",
-            "snapCount": "10000",
-            "autopurge.purgeInterval": "0",
-        }
-        if len(self.peers) > 1:
-            cfg["standaloneEnabled"] = "false"
-            for nid, p in sorted(self.peers.items()):
-                cfg[f"server.{nid}"] = f"{self.host}:{p.quorum}:{p.election}"
-        cfg.update(self.settings)
-        return "".join(f"{k}={v}\n" for k, v in cfg.items())
+        servers = {nid: f"{self.host}:{p.quorum}:{p.election}" for nid, p in self.peers.items()} \
+            if len(self.peers) > 1 else {}
+        return zoo_cfg(str(self.data_dir), self.ports.client, self.host, servers, self.settings)
 
     def prepare(self, clean: bool) -> None:
         if clean and self.data_dir.exists():

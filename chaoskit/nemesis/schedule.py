@@ -314,18 +314,27 @@ def _scripted(steps: Any, duration: float) -> tuple[Scripted, ...]:
             at = _ms(_number(f"{where}.at_s", step["at_s"]))
         if at >= duration:
             raise ScheduleSpecError(f"{where} opens at {at} s, not before the run's end ({duration} s)")
-        try:
-            parse_target(step["target"])
-        except TargetSpecError as exc:
-            raise ScheduleSpecError(f"{where}.target: {exc}") from None
-        params = step.get("params", {})
-        if not isinstance(params, Mapping):
-            raise ScheduleSpecError(f"{where}.params must be a mapping, got {type(params).__name__}")
-        for key, value in params.items():
-            _check_param(f"{where}.params.{key}", value)
+        _target(f"{where}.target", step["target"])
+        params = _params(where, step)
         out.append(Scripted(at, str(step["fault"]), step["target"], _number(f"{where}.window_s", step["window_s"],
-                                                                            positive=True), dict(params)))
+                                                                            positive=True), params))
     return tuple(out)
+
+
+def _target(where: str, spec: Any) -> None:
+    try:
+        parse_target(spec)
+    except TargetSpecError as exc:
+        raise ScheduleSpecError(f"{where}: {exc}") from None
+
+
+def _params(where: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    params = entry.get("params", {})
+    if not isinstance(params, Mapping):
+        raise ScheduleSpecError(f"{where}.params must be a mapping, got {type(params).__name__}")
+    for key, value in params.items():
+        _check_param(f"{where}.params.{key}", value)
+    return dict(params)
 
 
 def _fault_mix(name: str, entry: Any) -> FaultMix:
@@ -335,15 +344,8 @@ def _fault_mix(name: str, entry: Any) -> FaultMix:
     if not isinstance(targets, (list, tuple)) or not targets:
         raise ScheduleSpecError(f"{where}.targets must be a non-empty list of target specs, got {targets!r}")
     for spec in targets:
-        try:
-            parse_target(spec)
-        except TargetSpecError as exc:
-            raise ScheduleSpecError(f"{where}.targets: {exc}") from None
-    params = entry.get("params", {})
-    if not isinstance(params, Mapping):
-        raise ScheduleSpecError(f"{where}.params must be a mapping, got {type(params).__name__}")
-    for key, value in params.items():
-        _check_param(f"{where}.params.{key}", value)
+        _target(f"{where}.targets", spec)
+    params = _params(where, entry)
     overlap = entry.get("overlap", False)
     if not isinstance(overlap, bool):
         raise ScheduleSpecError(f"{where}.overlap must be true or false, got {overlap!r}")

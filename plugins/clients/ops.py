@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 
 Op = dict[str, Any]
 Record = Callable[[Op], Any]
+DEFAULT_MAX_POLL_RECORDS = 50
 
 
 def wire(value: Any) -> bytes:
@@ -85,6 +86,12 @@ class ClientBase:
     def record(self, f: str, partitions: Iterable[Any]) -> None:
         assert self.process is not None
         callback(self.test.record, self.process, f, partitions)
+
+    @property
+    def max_records(self) -> int:
+        """Records one poll returns at most (option `max_poll_records`): small keeps consumers
+        realistic, a poll at a time, rather than swallowing the whole backlog at once."""
+        return int(self.options.get("max_poll_records", DEFAULT_MAX_POLL_RECORDS))
 
     @property
     def bootstrap(self) -> str:

@@ -6,6 +6,10 @@ stale count re-routed); one group of consumers subscribed with both listeners. T
 rebalance and key callbacks, every truncation it detects and every coordinator it finds are
 recorded as ops of this process; `freeze_metadata()`/`thaw_metadata()` reach the producer and
 consumer (also one made while frozen), for the freeze-client-metadata fault.
+
+Options: `truncation_policy` "reset" (default: reset to the divergence offset, KIP-320's reset
+policy) or "raise" (LogTruncationError; the client then seeks to the divergence offset itself),
+`send_timeout_s`, `poll_ms`, `max_poll_records`.
 """
 from __future__ import annotations
 
@@ -70,15 +74,21 @@ class OrderedClient(ClientBase):
 
     def poll(self, op: Op) -> Op:
         from chaoskit.client.consumer import OrderedConsumer
+        from chaoskit.client.truncation import LogTruncationError
 
         if self._consumer is None:
             self._consumer = self._made(OrderedConsumer(
                 self.bootstrap, group_id=self.group, client_id=f"chaoskit-{self.process}",
-                auto_offset_reset="earliest", session_timeout_ms=10_000, heartbeat_interval_ms=500))
+                auto_offset_reset="earliest", session_timeout_ms=10_000, heartbeat_interval_ms=500,
+                max_poll_records=self.max_records, truncation_policy=self.options.get("truncation_policy", "reset")))
             self._consumer.events.subscribe(self._record_event)
             # the callbacks are recorded from the consumer's events, so no listener objects are needed
             self._consumer.subscribe([op["topic"]])
-        records = self._consumer.poll(timeout_ms=self.options.get("poll_ms", 500))
+        try:
+            records = self._consumer.poll(timeout_ms=self.options.get("poll_ms", 500))
+        except LogTruncationError as e:  # recorded (type info) from the event; the application moves on from there
+            self._consumer.seek((e.topic, e.partition), e.divergence_offset)
+            return ok(op, value=[])
         return ok(op, value=[poll_record(r.partition, r.offset, r.key, r.value, r.leader_epoch) for r in records])
 
     def close(self, test: Any) -> None:

@@ -5,6 +5,10 @@ Producers: acks=all and idempotence on, default partitioner (modulo of murmur2 o
 partitions they see), one synchronous send per op. Consumers: one group, subscribed to the
 topic, auto-committing, starting from the earliest offset; their rebalance callbacks are
 recorded as `on_partitions_revoked` / `on_partitions_assigned` ops.
+
+One setting differs from the defaults: metadata is refreshed every second, not every five
+minutes, so clients see a partition change within a chaos run's length (with the default they
+would go on with the old count for longer than the run lasts, and the run would test nothing).
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from typing import Any
 from chaoskit_plugins.clients.ops import ClientBase, Op, failed, ok, poll_record, wire
 
 SEND_TIMEOUT_S = 30.0
+METADATA_MAX_AGE_MS = 1000
 
 
 class KafkaPythonClient(ClientBase):
@@ -30,6 +35,7 @@ class KafkaPythonClient(ClientBase):
         if self._producer is None:
             self._producer = KafkaProducer(bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=True,
                                            linger_ms=0, request_timeout_ms=10_000, max_block_ms=10_000,
+                                           metadata_max_age_ms=METADATA_MAX_AGE_MS,
                                            client_id=f"chaoskit-{self.process}")
         try:
             md = self._producer.send(op["topic"], key=wire(op["key"]) if op.get("key") else None,
@@ -58,7 +64,8 @@ class KafkaPythonClient(ClientBase):
             self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group,
                                            auto_offset_reset="earliest", enable_auto_commit=True,
                                            auto_commit_interval_ms=500, session_timeout_ms=10_000,
-                                           heartbeat_interval_ms=1_000, client_id=f"chaoskit-{self.process}")
+                                           heartbeat_interval_ms=1_000, metadata_max_age_ms=METADATA_MAX_AGE_MS,
+                                           max_poll_records=self.max_records, client_id=f"chaoskit-{self.process}")
             self._consumer.subscribe([op["topic"]], listener=Listener())
         batches = self._consumer.poll(timeout_ms=self.options.get("poll_ms", 500))
         records = [poll_record(r.partition, r.offset, r.key, r.value, r.leader_epoch)
@@ -86,6 +93,7 @@ class LibrdkafkaClient(ClientBase):
         if self._producer is None:
             self._producer = Producer({"bootstrap.servers": self.bootstrap, "acks": "all", "enable.idempotence": True,
                                        "linger.ms": 0, "message.timeout.ms": 20_000,
+                                       "topic.metadata.refresh.interval.ms": METADATA_MAX_AGE_MS,
                                        "client.id": f"chaoskit-{self.process}"})
         outcome: dict[str, Any] = {}
 
@@ -113,12 +121,13 @@ class LibrdkafkaClient(ClientBase):
             self._consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group,
                                        "auto.offset.reset": "earliest", "enable.auto.commit": True,
                                        "auto.commit.interval.ms": 500, "session.timeout.ms": 10_000,
+                                       "topic.metadata.refresh.interval.ms": METADATA_MAX_AGE_MS,
                                        "client.id": f"chaoskit-{self.process}"})
             self._consumer.subscribe(
                 [op["topic"]],
                 on_assign=lambda _c, parts: self.record("on_partitions_assigned", parts),
                 on_revoke=lambda _c, parts: self.record("on_partitions_revoked", parts))
-        messages = self._consumer.consume(num_messages=500, timeout=self.options.get("poll_ms", 500) / 1000)
+        messages = self._consumer.consume(num_messages=self.max_records, timeout=self.options.get("poll_ms", 500) / 1000)
         records = [poll_record(m.partition(), m.offset(), m.key(), m.value(), m.leader_epoch())
                    for m in messages if m.error() is None]
         return ok(op, value=records)

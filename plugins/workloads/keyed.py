@@ -3,9 +3,12 @@
 Processes 0..producers-1 produce, the next `consumers` processes consume (in one group). Each
 producer draws its keys from its own generator seeded by (seed, process), so what a producer
 sends depends only on the seed and how many ops it has done: never on thread timing. A send's
-value is unique and says where it belongs: `p<producer>-k<key>-<seq>` (seq counts that
+value is unique and says where it belongs: `[producer, "k<key>", seq]` (seq counts that
 producer's sends of that key from 0), which is what the key-order and lost-write checks read.
-Producers pace themselves at `rate` sends per second each; consumers always have a poll to do.
+Producers pace themselves at `rate` sends per second each. Consumers poll as fast as they can,
+or at most `poll_rate` times a second each: a slow consumer group, whose lag is where reordering
+across partitions shows (records of a key waiting in one partition while later ones arrive in
+another).
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ class KeyedSequences:
     consumers: int = 3
     keys: int = 200
     rate: float = 50.0  # sends per second per producer
+    poll_rate: float | None = None  # polls per second per consumer; None: no limit
     duration_s: float = 30.0
     seed: int = 0
     _rngs: dict[int, random.Random] = field(default_factory=dict, init=False, repr=False)
@@ -36,8 +40,9 @@ class KeyedSequences:
             value = getattr(self, name)
             if not isinstance(value, int) or value < (1 if name != "consumers" else 0):
                 raise ValueError(f"keyed-sequences: {name} must be a whole number >= 1, got {value!r}")
-        if self.rate <= 0 or self.duration_s <= 0:
-            raise ValueError(f"keyed-sequences: rate and duration_s must be > 0, got {self.rate}, {self.duration_s}")
+        if self.rate <= 0 or self.duration_s <= 0 or (self.poll_rate is not None and self.poll_rate <= 0):
+            raise ValueError(f"keyed-sequences: rate, poll_rate and duration_s must be > 0, got {self.rate}, "
+                             f"{self.poll_rate}, {self.duration_s}")
 
     @property
     def processes(self) -> dict[str, list[int]]:
@@ -52,18 +57,19 @@ class KeyedSequences:
         raise ValueError(f"keyed-sequences has processes 0..{self.producers + self.consumers - 1}, not {process}")
 
     def op(self, process: int, elapsed_s: float) -> Op | _Pending | None:
-        if self.role(process) == CONSUMER:
-            return {"f": "poll", "topic": self.topic} if elapsed_s < self.duration_s else None
         if elapsed_s >= self.duration_s:
             return None
-        sent = self._sent.get(process, 0)
-        if sent >= elapsed_s * self.rate:  # ahead of its pace
+        done = self._sent.get(process, 0)
+        pace = self.rate if self.role(process) == PRODUCER else self.poll_rate
+        if pace is not None and done >= elapsed_s * pace:  # ahead of its pace
             return PENDING
+        self._sent[process] = done + 1
+        if self.role(process) == CONSUMER:
+            return {"f": "poll", "topic": self.topic}
         rng = self._rngs.setdefault(process, random.Random(f"{self.seed}/{process}"))
         key = rng.randrange(self.keys)
         seq = self._seqs.get((process, key), 0)
         self._seqs[(process, key)] = seq + 1
-        self._sent[process] = sent + 1
         return {"f": "send", "topic": self.topic, "key": f"k{key}", "value": [process, f"k{key}", seq]}
 
     def drain_op(self, process: int) -> Op | None:

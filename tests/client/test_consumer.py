@@ -25,8 +25,7 @@ def drain(consumer: OrderedConsumer, want: int, timeout: float = 30.0) -> list[A
 def test_group_member_consumes_all_and_resumes_from_its_commit(cluster: Any, admin: Any, new_topic: Any):
     topic = new_topic(3)
     with OrderedProducer(cluster.bootstrap_servers) as producer:
-        for i in range(60):
-            producer.send(topic, b"k%d" % i, json.dumps([0, f"k{i}", 0]).encode())
+        acked = [producer.send(topic, b"k%d" % i, json.dumps([0, f"k{i}", 0]).encode()) for i in range(60)]
     events: list[dict[str, Any]] = []
     consumer = OrderedConsumer(cluster.bootstrap_servers, group_id=f"g-{topic}", heartbeat_interval_ms=200)
     consumer.events.subscribe(events.append)
@@ -35,8 +34,7 @@ def test_group_member_consumes_all_and_resumes_from_its_commit(cluster: Any, adm
         first = drain(consumer, 60)
     finally:
         consumer.close()
-    assert sorted((r.partition, r.offset) for r in first) == sorted(
-        (p, o) for p in range(3) for o in range(len([i for i in range(60) if r_part(admin, topic, i) == p])))
+    assert sorted((r.partition, r.offset) for r in first) == sorted((md.partition, md.offset) for md in acked)
     fs = [e["f"] for e in events]
     assert fs[0] == "coordinator" and "on_partitions_assigned" in fs and fs[-1] == "on_partitions_revoked"
     assigned = next(e for e in events if e["f"] == "on_partitions_assigned")
@@ -58,11 +56,6 @@ def test_group_member_consumes_all_and_resumes_from_its_commit(cluster: Any, adm
     assert [r.key for r in rest] == [b"late"]  # nothing re-read: the commit (with its epoch) held
 
 
-def r_part(admin: Any, topic: str, i: int) -> int:
-    from chaoskit.client.linear_hash import linear_partition
-    return linear_partition(b"k%d" % i, 3, 3)
-
-
 def test_assignor_balances_undeleted_and_marked_separately():
     got = assign({"a": ["t"], "b": ["t"], "c": ["t"]}, {"t": ([0, 1, 2, 3, 4, 5], [6, 7])})
     assert got == {"a": [("t", 0), ("t", 3), ("t", 6)], "b": [("t", 1), ("t", 4), ("t", 7)],
@@ -79,3 +72,31 @@ def test_bad_settings_are_refused_with_a_hint():
         OrderedConsumer("127.0.0.1:1", session_timeout_ms=3000, heartbeat_interval_ms=2000)
     with pytest.raises(ValueError, match="group_id"):
         OrderedConsumer("127.0.0.1:1").subscribe(["t"])
+
+
+def test_frozen_consumer_is_refused_a_stale_count_and_rejoins(cluster: Any, admin: Any, new_topic: Any):
+    """KIP-253 8.6 / KIP-320: with frozen metadata the consumer fetches with the old leader epoch and
+    undeleted count after an expansion; the broker refuses it (the epoch bump fences it first), the
+    consumer refreshes (frozen or not), rejoins and consumes the new partitions."""
+    from chaoskit.protocol.errors import ErrorCode
+    topic = new_topic(2)
+    consumer = OrderedConsumer(cluster.bootstrap_servers, group_id=f"g-{topic}", heartbeat_interval_ms=200)
+    assigned: list[Any] = []
+    consumer.events.subscribe(lambda e: e["f"] == "on_partitions_assigned" and assigned.append(e["value"]))
+    consumer.subscribe([topic])
+    try:
+        with OrderedProducer(cluster.bootstrap_servers) as producer:
+            for i in range(10):
+                producer.send(topic, b"k%d" % i, b"[0, \"k%d\", 0]" % i)
+            assert len(drain(consumer, 10)) == 10
+            consumer.freeze_metadata()
+            admin.expand(topic, 4)
+            for i in range(10):
+                producer.send(topic, b"k%d" % i, b"[0, \"k%d\", 1]" % i)
+        later = drain(consumer, 10)
+        assert sorted(r.key for r in later) == sorted(b"k%d" % i for i in range(10))
+        assert {ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.INVALID_PARTITION_METADATA} & set(consumer.refusals)
+        assert assigned[-1] == [[topic, p] for p in range(4)]
+        assert consumer.view.frozen, "the refusal refreshed the metadata without thawing it"
+    finally:
+        consumer.close()

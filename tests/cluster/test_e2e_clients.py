@@ -1,4 +1,4 @@
-"""Issue 3 end to end on one 3-broker, 2-controller cluster: stock clients (kafka-python, librdkafka
+"""Issue 3 end to end on one 3-broker, 2-controller cluster, on each backend (processes, containers): stock clients (kafka-python, librdkafka
 via confluent-kafka, kcat) work unchanged; killing a partition leader mid-stream loses no
 acknowledged record; killing the active controller leaves a successor that still handles the
 next broker failure."""
@@ -8,7 +8,7 @@ import subprocess
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -27,8 +27,10 @@ Record = tuple[int, int, bytes, bytes]  # partition, offset, key, value
 
 
 @pytest.fixture(scope="module")
-def cluster(make_cluster: Callable[..., LocalCluster]) -> LocalCluster:
-    return make_cluster(brokers=3, controllers=2)
+def cluster(make_cluster: Callable[..., LocalCluster], backend: str) -> Iterator[LocalCluster]:
+    cluster = make_cluster(brokers=3, controllers=2, backend=backend)
+    yield cluster
+    cluster.stop()  # before the other backend's cluster starts
 
 
 def create_topic(cluster: LocalCluster, name: str, partitions: int = 3, rf: int = 3,

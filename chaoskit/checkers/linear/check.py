@@ -54,9 +54,11 @@ def summarize(model: str, subs: dict[Hashable, list[Operation]], results: dict[H
     if unknown:
         details["unknown"] = [{"key": jsonable(k), "error": results[k].error} for k in unknown[:MAX_WITNESSES]]
     error = None
-    if unknown and not invalid:
+    if not subs:
+        error = f"no {model} ops in this history, so nothing was checked"
+    elif unknown and not invalid:
         error = f"{len(unknown)} of {len(subs)} sub-histories undecided: {results[unknown[0]].error}"
-    return CheckResult(CHECK_NAME, merge_valid([r.valid for r in results.values()]) if results else True,
+    return CheckResult(CHECK_NAME, merge_valid([r.valid for r in results.values()]),
                        counts, [witness(model, k, results[k]) for k in invalid[:MAX_WITNESSES]], error, details)
 
 
@@ -72,6 +74,9 @@ def witness(model: str, key: Hashable, result: SearchResult) -> dict[str, Any]:
 
 
 def describe(model: str, op: Operation) -> str:
+    if model == "kafka" and op.f == "read":
+        start, records = op.arg
+        return f"read from offset {start} returned {short(records)}"
     if op.f in READS:
         return f"{op.f} returned {short(op.arg)}"
     if op.f == "cas":

@@ -10,8 +10,8 @@ immutable and hashable: Lowe's memoization caches (linearized set, state) pairs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Iterable
 
 INCONSISTENT = object()  # a step's answer when the op cannot take effect in that state
 
@@ -24,7 +24,10 @@ class HistoryError(ValueError):
 
 
 def freeze(value: Any) -> Any:
-    """JSON-ish values made hashable: lists become tuples, dicts sorted item tuples."""
+    """JSON-ish values made hashable: lists become tuples, dicts sorted item tuples (numpy arrays
+    and scalars, as Parquet and pandas give them, first become Python values)."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     if isinstance(value, dict):
@@ -41,6 +44,17 @@ class Model:
     interpret: Callable[[dict, dict | None], list[SubOp]]
     fs: frozenset[str]  # the history f names the model reads
     read_only: frozenset[str]  # ops whose step never changes the state (the search places them greedily)
+    # f -> (state, arg) -> True when no sequence of ops outside `resets` can make this read fit
+    doomed: dict[str, Callable[[Any, Any], bool]] = field(default_factory=dict)
+    resets: frozenset[str] = frozenset()
+    # (read arg, reset f, reset arg) -> whether that reset op can lead to what the read saw; the search
+    # drops a configuration holding a doomed read when no such op can still come before it returns
+    enables: Callable[[Any, str, Any], bool] = lambda seen, f, arg: True
+    # An indeterminate op whose mark nobody sees may be dropped before the search: placed anywhere,
+    # the next op to touch the state would have to overwrite it blindly, so it changes no outcome.
+    # mark(f, arg): the value it leaves (None: never drop it); seen(f, arg): values an op observes.
+    mark: Callable[[str, Any], Any] | None = None
+    seen: Callable[[str, Any], Iterable[Any]] = lambda f, arg: ()
     ignores_other_ops: bool = False  # Kafka histories hold callbacks, admin ops... which the log model skips
 
 
@@ -74,6 +88,23 @@ def _register_read(state: Any, seen: Any) -> Any:
     return state if state == seen else INCONSISTENT
 
 
+def _differs(state: Any, seen: Any) -> bool:
+    return state != seen
+
+
+def _register_enables(seen: Any, f: str, arg: Any) -> bool:
+    return (arg[1] if f == "cas" else arg) == seen
+
+
+def _register_mark(f: str, arg: Any) -> Any:
+    return arg[1] if f == "cas" else arg
+
+
+def _register_seen(f: str, arg: Any) -> Iterable[Any]:
+    # a cas observes its old value just as a read observes what it returns
+    return (arg,) if f == "read" else (arg[0],) if f == "cas" else ()
+
+
 def _register_write(state: Any, value: Any) -> Any:
     return value
 
@@ -102,6 +133,33 @@ def _kv_append(state: Any, value: Any) -> Any:
     if state is None:
         return (value,)
     return state + (value,) if isinstance(state, tuple) else (state, value)
+
+
+def _kv_get_doomed(state: Any, seen: Any) -> bool:
+    # appends only lengthen the list: a get can still fit if what it saw extends the list so far
+    if seen == state:
+        return False
+    if not isinstance(seen, tuple):
+        return True  # appends never give back a scalar or nothing
+    have = () if state is None else (state if isinstance(state, tuple) else (state,))
+    return len(seen) <= len(have) or seen[:len(have)] != have
+
+
+def _kv_put_enables(seen: Any, f: str, value: Any) -> bool:
+    if value == seen:
+        return True
+    written = () if value is None else (value if isinstance(value, tuple) else (value,))
+    return isinstance(seen, tuple) and len(seen) > len(written) and seen[:len(written)] == written
+
+
+def _kv_mark(f: str, arg: Any) -> Any:
+    return None if f == "put" and isinstance(arg, tuple) else arg  # a put list could be a get's prefix: keep it
+
+
+def _kv_seen(f: str, arg: Any) -> Iterable[Any]:
+    if f != "get":
+        return ()
+    return (arg, *arg) if isinstance(arg, tuple) else (arg,)
 
 
 def _kv_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
@@ -137,6 +195,17 @@ def _log_poll(state: tuple, records: tuple) -> Any:
         if offset >= len(state) or state[offset] != value:
             return INCONSISTENT
     return state
+
+
+def _log_poll_doomed(state: tuple, records: tuple) -> bool:
+    return any(offset < len(state) and state[offset] != value for offset, value in records)
+
+
+def _log_read_doomed(state: tuple, start_records: tuple) -> bool:
+    # the log only grows: a read that already misses records, or disagrees with one, never fits
+    start, records = start_records
+    return (start + len(records) < len(state) or any(offset != start + i for i, (offset, _) in enumerate(records))
+            or _log_poll_doomed(state, records))
 
 
 def _partition_of(op: dict, record: Any = None) -> tuple:
@@ -191,12 +260,15 @@ def _log_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
 MODELS: dict[str, Model] = {
     "cas-register": Model("cas-register", None,
                           {"read": _register_read, "write": _register_write, "cas": _register_cas}, _register_ops,
-                          frozenset({"read", "write", "cas"}), frozenset({"read"})),
+                          frozenset({"read", "write", "cas"}), frozenset({"read"}),
+                          {"read": _differs}, frozenset({"write", "cas"}), _register_enables, _register_mark,
+                          _register_seen),
     "kv": Model("kv", None, {"get": _register_read, "put": _register_write, "append": _kv_append}, _kv_ops,
-                frozenset({"get", "put", "append"}), frozenset({"get"})),
+                frozenset({"get", "put", "append"}), frozenset({"get"}),
+                {"get": _kv_get_doomed}, frozenset({"put"}), _kv_put_enables, _kv_mark, _kv_seen),
     "kafka": Model("kafka", (), {"append": _log_append, "read": _log_read, "poll": _log_poll}, _log_ops,
                    frozenset({"append", "send", "read", "poll"}), frozenset({"read", "poll"}),
-                   ignores_other_ops=True),
+                   {"read": _log_read_doomed, "poll": _log_poll_doomed}, ignores_other_ops=True),
 }
 ALIASES = {"register": "cas-register", "key-value": "kv", "log": "kafka", "kafka-log": "kafka"}
 

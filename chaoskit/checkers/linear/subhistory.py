@@ -28,8 +28,19 @@ class Operation:
     completion_index: int | None = None
 
 
+def _records(ops: Any) -> list[dict]:
+    """Op dicts from a list of them or a pandas DataFrame (a missing column value is NaN/None there)."""
+    if hasattr(ops, "to_dict") and hasattr(ops, "columns"):
+        return [{k: v for k, v in row.items() if not _missing(v)} for row in ops.to_dict("records")]
+    return list(ops)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)  # None or NaN
+
+
 def _ordered(ops: Iterable[dict]) -> list[dict]:
-    ops = list(ops)
+    ops = _records(ops)
     for position, op in enumerate(ops):
         if not isinstance(op, dict):
             raise HistoryError(f"history entry {position} is not an op map: {op!r}")

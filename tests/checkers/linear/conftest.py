@@ -2,12 +2,12 @@
 local[2] SparkSession for the whole test session (Spark starts in seconds, not per test)."""
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+from chaoskit.checkers.linear.spark_run import local_session
 
 Row = tuple  # (process, type, f, value) or (process, type, f, value, key)
 
@@ -31,12 +31,7 @@ def history() -> Callable[..., list[dict[str, Any]]]:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers import chaoskit from this venv
-    session = (SparkSession.builder.master("local[2]").appName("chaoskit-linear-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-               .config("spark.pyspark.python", sys.executable).getOrCreate())
+    session = local_session("local[2]", "chaoskit-linear-tests")
     try:
         yield session
     finally:

@@ -60,3 +60,25 @@ def test_result_is_json_serializable(history):
     assert result.valid is False
     data = json.loads(json.dumps(result.to_json()))
     assert data["witnesses"][0]["state"] == [1, 2] and data["counts"]["ops"] == 2
+
+
+def test_a_pandas_frame_of_ops_checks_like_the_dicts():
+    import pandas as pd
+
+    history = generate("kv", seed=4, clients=4, ops=200, keys=2, plant="stale-read")
+    frame = pd.DataFrame(history.ops)  # lists stay objects; a get's missing invoke value is None/NaN
+    by_frame, by_dicts = check(frame, "kv"), check(history.ops, "kv")
+    assert by_frame.valid is by_dicts.valid is False
+    assert by_frame.witnesses[0]["op"] == by_dicts.witnesses[0]["op"]
+
+
+def test_the_search_is_memory_bounded_too():
+    from chaoskit.checkers.linear.models import model_named
+    from chaoskit.checkers.linear.search import search
+    from chaoskit.checkers.linear.subhistory import split
+
+    model = model_named("kv")
+    (sub,) = split(generate("kv", seed=1, clients=5, ops=1500, keys=1).ops, model).values()
+    assert search(sub, model).valid is True
+    bounded = search(sub, model, max_configs=100)
+    assert bounded.valid == "unknown" and "more than 100 configurations" in bounded.error

@@ -28,7 +28,9 @@ def test_a_read_to_the_end_must_include_acknowledged_appends():
     base = [op(0, 0, "invoke", "append", "a"), op(1, 0, "ok", "append", 0), op(2, 0, "invoke", "append", "b"),
             op(3, 0, "ok", "append", 1), op(4, 1, "invoke", "read", {"from": 0})]
     assert check(base + [op(5, 1, "ok", "read", [[0, "a"], [1, "b"]])], "kafka").valid is True
-    assert check(base + [op(5, 1, "ok", "read", [[0, "a"]])], "kafka").valid is False  # stale
+    stale = check(base + [op(5, 1, "ok", "read", [[0, "a"]])], "kafka")
+    assert stale.valid is False
+    assert "op 4 (process 1, read from offset 0 returned [[0, 'a']]) on partition t-0" in stale.witnesses[0]["explanation"]
 
 
 def test_a_poll_may_stop_early_but_not_see_a_changed_record():

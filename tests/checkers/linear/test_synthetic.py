@@ -50,3 +50,12 @@ def test_bad_parameters_say_what_is_allowed():
         generate("queue")
     with pytest.raises(ValueError, match="stale-read, lost-write, real-time"):
         generate("kv", plant="gremlins")
+
+
+@pytest.mark.parametrize("plant", ["stale-read", "real-time"])
+def test_the_witness_names_the_planted_read(plant):
+    for seed in range(3):
+        history = generate("kv", seed=seed, clients=5, ops=300, keys=2, plant=plant)
+        witness = check(history.ops, "kv").witnesses[0]
+        assert witness["op"] == history.planted["op"], (seed, history.planted, witness["explanation"])
+        assert f"op {history.planted['op']} " in witness["explanation"]

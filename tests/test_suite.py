@@ -1,0 +1,63 @@
+"""chaoskit.suite: how a chaos test's ChaosTest is composed (marker, then options, then the call)
+and what its claim says when it does not hold."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chaoskit.checkers.protocol import Verdict
+from chaoskit.checkers.result import CheckResult
+from chaoskit.runner import ChaosTest, RunResult
+from chaoskit.suite import Chaos, ChaosFailure, expect_verdict
+
+NODE = "suites/test_x.py::test_y[patched]"
+
+
+def chaos(profile: str = "patched", **options) -> Chaos:
+    marker = {"duration": 20, "workload": "keyed-sequences", "faults": {"f": 1}, "epic": "KIP-253", "client": "ordered"}
+    return Chaos(profile, "y", NODE, marker, {"seed": 7, "duration_s": None, "backend": "local", **options})
+
+
+def test_marker_then_options_then_call_and_labels_kept_apart():
+    test = chaos(duration_s=8).test(client="librdkafka")
+    assert (test.duration_s, test.seed, test.client, test.workload) == (8, 7, "librdkafka", "keyed-sequences")
+    assert test.labels == {"epic": "KIP-253"} and test.profile == "patched" and test.name == "y"
+    assert chaos().test().duration_s == 20  # no option: the marker's
+    assert test.replay == ("pytest 'suites/test_x.py::test_y[patched]' --chaos-seed=7 --chaos-duration=8 "
+                           "--chaos-backend=local --chaos-profile=patched")
+
+
+def test_pick_follows_the_profile_and_a_bad_marker_keyword_is_named():
+    assert chaos("unpatched").pick(patched="ordered", unpatched="kafka-python") == "kafka-python"
+    bad = Chaos("patched", "y", NODE, {"durration": 5}, {})
+    with pytest.raises(TypeError, match="unknown keyword 'durration'"):
+        bad.test()
+
+
+def result(profile: str, **valid) -> RunResult:
+    verdict = Verdict({name: CheckResult(name, v, {"anomalies": int(v is False)},
+                                         [{"explanation": f"{name} witness"}] if v is False else [])
+                       for name, v in valid.items()})
+    test = ChaosTest("y", profile=profile, seed=7, replay="pytest x --chaos-seed=7")
+    return RunResult(test, "r1", Path("/tmp/r1"), verdict, None, {"ops": 10, "acked": 4})
+
+
+def test_patched_must_be_clean_and_the_message_names_the_anomaly_and_ends_with_the_replay():
+    expect_verdict(result("patched", **{"lost-write": True, "key-order": True}), set())
+    with pytest.raises(ChaosFailure) as failure:
+        expect_verdict(result("patched", **{"lost-write": True, "key-order": False}), set())
+    text = str(failure.value)
+    assert text.startswith("anomaly key-order in the patched profile, which must check clean: key-order witness")
+    assert text.splitlines()[-1] == "replay: pytest x --chaos-seed=7"
+
+
+def test_an_undecided_check_is_not_a_pass():
+    with pytest.raises(ChaosFailure, match="verdict unknown: key-order could not decide"):
+        expect_verdict(result("patched", **{"lost-write": True, "key-order": "unknown"}), set())
+
+
+def test_unpatched_must_be_caught_with_every_expected_kind():
+    expect_verdict(result("unpatched", **{"key-order": False, "duplicate": False}), {"key-order"})
+    with pytest.raises(ChaosFailure, match="not caught: key-order expected in the unpatched profile, found duplicate"):
+        expect_verdict(result("unpatched", **{"key-order": True, "duplicate": False}), {"key-order"})
