@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from chaoskit.checkers.run import check_names, run_checks
-    from chaoskit.checkers.source import History, HistoryError
+    from chaoskit.checkers.source import History, HistoryError, detect_format
     from chaoskit.cli import UsageError
 
     checks = [c.strip() for c in args.checks.split(",") if c.strip()] if args.checks else None
@@ -51,13 +51,31 @@ def run(args: argparse.Namespace) -> int:
     except (HistoryError, OSError) as e:
         print(f"chaoskit check: {e}", file=sys.stderr)
         return 2
-    verdict = run_checks(history, checks, engine=args.engine, master=args.spark_master,
-                         model=None if args.model == "kafka" else args.model)
+    model = None if args.model == "kafka" else args.model
+    if model is not None and (args.format or detect_format(args.path)) in ("edn", "jepsen-log"):
+        try:
+            history = jepsen_named(history, model)
+        except ValueError as e:
+            print(f"chaoskit check: {args.path}: {e}", file=sys.stderr)
+            return 2
+    verdict = run_checks(history, checks, engine=args.engine, master=args.spark_master, model=model)
     if args.json:
         print(json.dumps(verdict.to_json(), indent=1, default=str))
     else:
         show(verdict, args.path, len(history))
     return EXIT[verdict.valid]
+
+
+def jepsen_named(history: Any, model: str) -> Any:
+    """A Jepsen history's ops renamed as `model` reads them (read/write/cas, kv's [key value] tuples);
+    unchanged when the linearizability checker is not installed (its check then says so)."""
+    from chaoskit.checkers.source import History
+
+    try:
+        from chaoskit.checkers.linear import from_jepsen_ops
+    except ImportError:
+        return history
+    return History(from_jepsen_ops(history.ops, model), history.problems)
 
 
 def show(verdict: Any, path: Path, ops: int) -> None:

@@ -24,7 +24,7 @@ EXPLAIN: dict[str, str] = {
     "poll-skip": "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} "
                  "(op {index}), skipping {missed} known offset(s) between them",
     "nonmonotonic-poll": "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} "
-                         "(op {index}) without a rebalance in between",
+                         "(op {index}) with no rebalance or truncation report in between",
     "nonmonotonic-send": "process {process}'s sends to {topic}/{partition} got offset {from_offset} then "
                          "{to_offset} (send invoked at op {index})",
     "key-order": "key {key}: process {process} sent {first} (p{first_partition}) before {second} "
@@ -49,8 +49,18 @@ class Found:
     counts: dict[str, int] = field(default_factory=dict)
 
 
+def _text(v: Any) -> Any:
+    """Lists read as prose: values joined by "; ", a position [topic, partition, offset] as t/p@o."""
+    if isinstance(v, list):
+        if len(v) == 3 and isinstance(v[0], str) and all(isinstance(x, int) for x in v[1:]):
+            return f"{v[0]}/{v[1]}@{v[2]}"
+        return "; ".join(str(_text(x)) for x in v)
+    return v
+
+
 def result(name: str, found: Found) -> CheckResult:
     witnesses = []
     for row in found.rows[:MAX_WITNESSES]:
-        witnesses.append({"explanation": EXPLAIN[name].format(**row), **row})
+        text = EXPLAIN[name].format(**{k: _text(v) for k, v in row.items()})
+        witnesses.append({"explanation": text, **row})
     return CheckResult(name, found.count == 0, {"anomalies": found.count, **found.counts}, witnesses)

@@ -11,8 +11,7 @@ from typing import Any, Callable
 
 from chaoskit.checkers.findings import Found, Row
 from chaoskit.checkers.local_tables import READONLY_MODES, Delivery, Send, Tables
-
-LIMIT = 10
+from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
 
 
 def _found(rows: list[Row], sort: Callable[[Row], Any], **counts: int) -> Found:

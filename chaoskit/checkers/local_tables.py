@@ -55,10 +55,30 @@ class Tables:
         return [s for s in self.sends if s.status == "ok" and s.offset is not None]
 
 
+def in_order(ops: Iterable[Op]) -> Iterable[Op]:
+    """A list sorted by index if it is not already; an iterator (a stream too big to hold) is
+    checked instead: it must come in index order, as the recorder writes it."""
+    if isinstance(ops, list):
+        if any(a["index"] > b["index"] for a, b in zip(ops, ops[1:])):
+            return sorted(ops, key=lambda o: o["index"])
+        return ops
+    return _ordered_stream(ops)
+
+
+def _ordered_stream(ops: Iterable[Op]) -> Iterable[Op]:
+    last = -1
+    for op in ops:
+        if op["index"] < last:
+            raise ValueError(f"a streamed history must come in index order: op {op['index']} after op {last}; "
+                             "pass a list to have it sorted")
+        last = op["index"]
+        yield op
+
+
 def build(ops: Iterable[Op]) -> Tables:
     t = Tables()
     pending: dict[tuple[Any, str | None], Send] = {}
-    for op in sorted(ops, key=lambda o: o["index"]):
+    for op in in_order(ops):
         f, kind, idx = op.get("f"), op.get("type"), op["index"]
         if f == "send":
             k = (op.get("process"), value_text(op.get("value")))

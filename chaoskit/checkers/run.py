@@ -9,6 +9,7 @@ read from its Parquet file (written to a temporary one when it came from elsewhe
 """
 from __future__ import annotations
 
+import gc
 import importlib
 import tempfile
 from pathlib import Path
@@ -29,7 +30,7 @@ def _function(spec: str) -> Callable[..., Any]:
 
 
 def applicable(history: History) -> list[Check]:
-    present = {op.get("f") for op in history.ops}
+    present = history.kinds()
     return [c for c in KAFKA_CHECKS if c.needs <= present]
 
 
@@ -46,7 +47,7 @@ def run_checks(history: Any, checks: list[str] | None = None, engine: str = "spa
     else:
         plugged = _plugin_checks([n for n in checks if n not in CHECKS])
         chosen = lookup([n for n in checks if n not in plugged])
-    present = {op.get("f") for op in history.ops}
+    present = history.kinds()
     results: dict[str, CheckResult] = {}
     kafka = []
     for c in chosen:
@@ -105,11 +106,18 @@ def _guarded(check: Check, run: Callable[[], Any]) -> CheckResult:
 def _kafka_local(history: History, checks: list[Check]) -> dict[str, CheckResult]:
     from chaoskit.checkers.local_tables import build
 
+    # millions of small acyclic objects: the cyclic collector would only rescan them, again and again
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        tables = build(history.ops)
-    except Exception as e:  # noqa: BLE001
-        return {c.name: CheckResult.unknown(c.name, e) for c in checks}
-    return {c.name: _guarded(c, lambda c=c: _function(c.local)(tables)) for c in checks}
+        try:
+            tables = build(history.ops)
+        except Exception as e:  # noqa: BLE001
+            return {c.name: CheckResult.unknown(c.name, e) for c in checks}
+        return {c.name: _guarded(c, lambda c=c: _function(c.local)(tables)) for c in checks}
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _kafka_spark(history: History, checks: list[Check], master: str | None) -> dict[str, CheckResult]:
@@ -124,9 +132,29 @@ def _kafka_spark(history: History, checks: list[Check], master: str | None) -> d
         except Exception as e:  # noqa: BLE001
             return {c.name: CheckResult.unknown(c.name, e) for c in checks}
         try:
-            return {c.name: _guarded(c, lambda c=c: _function(c.spark)(tables)) for c in checks}
+            return _evaluate_spark(tables, checks)
         finally:
             tables.release()
+
+
+def _evaluate_spark(tables: Any, checks: list[Check]) -> dict[str, CheckResult]:
+    """All checks in one Spark job; if that job fails, each alone, so one broken check is the only unknown."""
+    from chaoskit.checkers.spark_checks import evaluate
+
+    results: dict[str, CheckResult] = {}
+    plans = {}
+    for c in checks:
+        try:
+            plans[c.name] = _function(c.spark)(tables)
+        except Exception as e:  # noqa: BLE001 -- a check that cannot even be planned is unknown
+            results[c.name] = CheckResult.unknown(c.name, e)
+    try:
+        results.update({name: result(name, found) for name, found in evaluate(plans).items()})
+    except Exception:  # noqa: BLE001 -- find which one broke
+        by_name = {c.name: c for c in checks}
+        for name, plan in plans.items():
+            results[name] = _guarded(by_name[name], lambda name=name, plan=plan: evaluate({name: plan})[name])
+    return results
 
 
 def _linearizable(history: History, model: str | None, engine: str, master: str | None,

@@ -49,16 +49,41 @@ def detect_format(path: Path) -> str:
 
 
 class History:
-    def __init__(self, ops: Iterable[Op], problems: Iterable[str] = (), source: Path | None = None) -> None:
-        self.ops: list[Op] = list(ops)
+    """Ops and the lines that could not be read. A Parquet history loads its ops only when asked
+    (Spark reads the file itself, so a checked Parquet history never passes through Python)."""
+
+    def __init__(self, ops: Iterable[Op] | None = None, problems: Iterable[str] = (),
+                 source: Path | None = None) -> None:
         self.problems: list[str] = list(problems)
         self.source = source  # the Parquet file it was read from, reused by Spark
-        for i, op in enumerate(self.ops):
+        self._ops: list[Op] | None = None
+        if ops is not None or source is None:
+            self._set(list(ops or ()))
+
+    def _set(self, ops: list[Op]) -> None:
+        for i, op in enumerate(ops):
             if op.get("index") is None:
                 op["index"] = i
+        self._ops = ops
+
+    @property
+    def ops(self) -> list[Op]:
+        if self._ops is None:
+            self._set(read_parquet(self.source))
+        return self._ops  # type: ignore[return-value]
+
+    def kinds(self) -> set[Any]:
+        """The op kinds (f) present: which checks apply."""
+        if self._ops is None:
+            import pyarrow.parquet as pq
+            return set(pq.read_table(self.source, columns=["f"]).column("f").unique().to_pylist())
+        return {op.get("f") for op in self._ops}
 
     def __len__(self) -> int:
-        return len(self.ops)
+        if self._ops is None:
+            import pyarrow.parquet as pq
+            return pq.ParquetFile(self.source).metadata.num_rows
+        return len(self._ops)
 
     @classmethod
     def from_path(cls, path: str | Path, format: str | None = None) -> History:  # noqa: A002 -- the CLI's word
@@ -67,7 +92,7 @@ class History:
             raise HistoryError(f"no history at {path}")
         fmt = format or detect_format(path)
         if fmt == "parquet":
-            return cls(read_parquet(path), source=path)
+            return cls(None, source=path)
         readers = {"jsonl": read_jsonl_lines, "edn": read_edn_lines, "jepsen-log": read_log_lines}
         if fmt not in readers:
             raise HistoryError(f"unknown history format {fmt!r}; use one of {', '.join(FORMATS)}")
@@ -86,7 +111,7 @@ class History:
         return path
 
     def __repr__(self) -> str:
-        return f"History({len(self.ops)} ops, {len(self.problems)} problems)"
+        return f"History({len(self)} ops, {len(self.problems)} problems)"
 
 
 def as_history(source: Any) -> History:

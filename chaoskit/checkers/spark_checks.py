@@ -2,18 +2,20 @@
 
 `SparkTables` flattens the ops DataFrame into the same tables as local_tables.py (sends with
 their completion, exploded poll records, rebalance assigns, truncation reports, partition modes,
-coordinator observations); each check is a few joins and window functions over them, and returns
-its count and first rows in the same order as the local engine.
+coordinator observations); each check is a few joins and window functions over them, planned as
+a `Plan` (its anomaly rows and their order), and `evaluate` runs every plan in one job, giving each
+check's count and first rows in the same order as the local engine.
 """
 from __future__ import annotations
 
-from typing import Any
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from chaoskit.checkers.findings import Found, Row
 from chaoskit.checkers.local_tables import READONLY_MODES, RESETS
+from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
 from chaoskit.history.schema import process_of
-
-LIMIT = 10
 
 
 class SparkTables:
@@ -57,28 +59,76 @@ class SparkTables:
             df.unpersist()
 
 
-def _rows(df: Any, order: list[Any]) -> list[Row]:
-    rows = []
-    for r in df.orderBy(*order).limit(LIMIT).collect():
-        row = r.asDict(recursive=True)
+@dataclass
+class Plan:
+    """One check as Spark will run it: its anomaly rows in `order`, extra counts (one-row
+    DataFrames of a column `n`), and a fix-up of each collected row."""
+
+    df: Any
+    order: list[str]
+    counts: dict[str, Any] = field(default_factory=dict)
+    post: Callable[[Row], None] | None = None
+
+
+def _found(df: Any, order: list[str], post: Callable[[Row], None] | None = None, **counts: Any) -> Plan:
+    return Plan(df, order, counts, post)
+
+
+def evaluate(plans: dict[str, Plan]) -> dict[str, Found]:
+    """Every plan's count, first rows and extra counts in ONE Spark job (one union, one collect):
+    a job per check would cost more than the checks themselves on small histories."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    everything = Window.partitionBy(F.lit(1))  # the whole (small) anomaly set of one check
+    parts = []
+    for name, plan in plans.items():
+        cols = [F.col(c) for c in plan.df.columns]
+        ranked = (plan.df.withColumn("_rank", F.row_number().over(everything.orderBy(*plan.order)))
+                  .withColumn("_n", F.count(F.lit(1)).over(everything)))
+        parts.append(ranked.filter(F.col("_rank") <= LIMIT).select(
+            F.lit(name).alias("check"), F.lit("").alias("count"), F.col("_rank").cast("long").alias("rank"),
+            F.col("_n").cast("long").alias("n"),
+            F.to_json(F.struct(*cols), {"ignoreNullFields": "false"}).alias("row")))
+        for count_name, cdf in plan.counts.items():
+            parts.append(cdf.select(F.lit(name).alias("check"), F.lit(count_name).alias("count"),
+                                    F.lit(0).cast("long").alias("rank"), F.col("n").cast("long").alias("n"),
+                                    F.lit(None).cast("string").alias("row")))
+    found = {name: Found(0, [], {}) for name in plans}
+    if not parts:
+        return found
+    union = parts[0]
+    for part in parts[1:]:
+        union = union.unionByName(part)
+    ranked_rows: dict[str, list[tuple[int, Row]]] = {name: [] for name in plans}
+    for r in union.collect():
+        f = found[r["check"]]
+        if r["count"]:
+            f.counts[r["count"]] = int(r["n"])
+            continue
+        f.count = int(r["n"])
+        row = json.loads(r["row"])
         if "process" in row:
             row["process"] = process_of(row["process"])
-        rows.append(row)
-    return rows
+        ranked_rows[r["check"]].append((r["rank"], row))
+    for name, rows in ranked_rows.items():
+        plan = plans[name]
+        for _, row in sorted(rows, key=lambda x: x[0]):
+            if plan.post is not None:
+                plan.post(row)
+            found[name].rows.append(row)
+    return found
 
 
-def _found(df: Any, order: list[Any], **counts: int) -> Found:
-    df = df.cache()
-    try:
-        return Found(df.count(), _rows(df, order), counts)
-    finally:
-        df.unpersist()
+def _one_count(df: Any) -> Any:
+    from pyspark.sql import functions as F
+    return df.agg(F.count(F.lit(1)).alias("n"))
 
 
 _SEND_COLS = ["process", "key", "value", "topic", "partition", "offset", "index"]
 
 
-def _never_read(t: SparkTables, lost: bool) -> Found:
+def _never_read(t: SparkTables, lost: bool) -> Plan:
     F = t.F
     max_read = t.deliveries.groupBy("topic", "partition").agg(F.max("offset").alias("max_read"))
     never = t.acked.join(t.deliveries.select("value").distinct(), ["value"], "left_anti") \
@@ -87,29 +137,30 @@ def _never_read(t: SparkTables, lost: bool) -> Found:
         df = never.filter(F.col("max_read") > F.col("offset")).select(*_SEND_COLS, "max_read")
     else:
         df = never.filter(F.col("max_read").isNull() | (F.col("max_read") <= F.col("offset"))).select(*_SEND_COLS)
-    return _found(df, ["index"], acked=t.acked.count())
+    return _found(df, ["index"], acked=_one_count(t.acked))
 
 
-def lost_write(t: SparkTables) -> Found:
+def lost_write(t: SparkTables) -> Plan:
     return _never_read(t, lost=True)
 
 
-def unseen(t: SparkTables) -> Found:
+def unseen(t: SparkTables) -> Plan:
     return _never_read(t, lost=False)
 
 
-def duplicate(t: SparkTables) -> Found:
+def duplicate(t: SparkTables) -> Plan:
     F = t.F
     df = (t.observations.filter(F.col("value").isNotNull()).groupBy("value")
           .agg(F.collect_set(F.struct("topic", "partition", "offset")).alias("places"))
           .withColumn("count", F.size("places")).filter(F.col("count") > 1))
-    found = _found(df, ["value"])
-    for row in found.rows:
-        row["positions"] = sorted([p["topic"], p["partition"], p["offset"]] for p in row.pop("places"))
-    return found
+    return _found(df, ["value"], post=_positions)
 
 
-def inconsistent_offsets(t: SparkTables) -> Found:
+def _positions(row: Row) -> None:
+    row["positions"] = sorted([p["topic"], p["partition"], p["offset"]] for p in row.pop("places"))
+
+
+def inconsistent_offsets(t: SparkTables) -> Plan:
     F = t.F
     df = (t.observations.filter(F.col("value").isNotNull()).groupBy("topic", "partition", "offset")
           .agg(F.array_sort(F.collect_set("value")).alias("values")).filter(F.size("values") > 1))
@@ -132,7 +183,7 @@ def _poll_steps(t: SparkTables) -> Any:
 _STEP_ORDER = ["index", "partition", "to_offset"]
 
 
-def poll_skip(t: SparkTables) -> Found:
+def poll_skip(t: SparkTables) -> Plan:
     from pyspark.sql import Window
     F = t.F
     known = t.observations.select("topic", "partition", "offset").distinct() \
@@ -146,12 +197,12 @@ def poll_skip(t: SparkTables) -> Found:
     return _found(df, _STEP_ORDER)
 
 
-def nonmonotonic_poll(t: SparkTables) -> Found:
+def nonmonotonic_poll(t: SparkTables) -> Plan:
     F = t.F
     return _found(_poll_steps(t).filter(F.col("to_offset") <= F.col("from_offset")), _STEP_ORDER)
 
 
-def nonmonotonic_send(t: SparkTables) -> Found:
+def nonmonotonic_send(t: SparkTables) -> Plan:
     from pyspark.sql import Window
     F = t.F
     w = Window.partitionBy("process", "topic", "partition").orderBy("index")
@@ -161,7 +212,7 @@ def nonmonotonic_send(t: SparkTables) -> Found:
     return _found(df, ["index"])
 
 
-def key_order(t: SparkTables) -> Found:
+def key_order(t: SparkTables) -> Plan:
     from pyspark.sql import Window
     F = t.F
     first = t.deliveries.groupBy("value").agg(F.min(F.struct("index", "pos")).alias("first"))
@@ -178,7 +229,7 @@ def key_order(t: SparkTables) -> Found:
     return _found(df, ["index"])
 
 
-def truncation_undetected(t: SparkTables) -> Found:
+def truncation_undetected(t: SparkTables) -> Plan:
     F = t.F
     d = t.deliveries.alias("d")
     o = t.observations.alias("o")
@@ -197,7 +248,7 @@ def truncation_undetected(t: SparkTables) -> Found:
     return _found(df, ["index", "partition", "offset"])
 
 
-def write_to_readonly(t: SparkTables) -> Found:
+def write_to_readonly(t: SparkTables) -> Plan:
     F = t.F
     m = t.modes.select("topic", "partition", F.col("index").alias("mode_index"), "mode")
     df = (t.acked.join(m, ["topic", "partition"]).filter(F.col("mode_index") < F.col("index"))
@@ -207,7 +258,7 @@ def write_to_readonly(t: SparkTables) -> Found:
     return _found(df, ["index"])
 
 
-def coordinator_split(t: SparkTables) -> Found:
+def coordinator_split(t: SparkTables) -> Plan:
     F = t.F
     groups = t.coordinators.groupBy("group").agg(F.array_sort(F.collect_set("partition")).alias("partitions"))
-    return _found(groups.filter(F.size("partitions") > 1), ["group"], groups=groups.count())
+    return _found(groups.filter(F.size("partitions") > 1), ["group"], groups=_one_count(groups))

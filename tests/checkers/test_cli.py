@@ -38,3 +38,29 @@ def test_unreadable_and_unknown(tmp_path: Path):
     empty.write_text("not json\n")
     out = chaoskit("check", str(empty), "--engine", "local")
     assert out.returncode == 2 and "line 1" in out.stdout
+
+
+REGISTER = [(0, "invoke", "write", 1), (0, "ok", "write", 1), (1, "invoke", "cas", [1, 2]), (1, "ok", "cas", [1, 2]),
+            (2, "invoke", "read", None), (2, "ok", "read", 2)]
+
+
+def register_files(tmp_path: Path, last_read: int) -> list[Path]:
+    """One register history written natively, as Jepsen EDN and as Jepsen log text."""
+    rows = REGISTER[:-1] + [(2, "ok", "read", last_read)]
+
+    def edn(v):
+        return "nil" if v is None else (f"[{v[0]} {v[1]}]" if isinstance(v, list) else str(v))
+    native = History([{"process": p, "type": t, "f": f, "value": v} for p, t, f, v in rows]).to_jsonl(
+        tmp_path / f"r{last_read}.jsonl")
+    e = tmp_path / f"r{last_read}.edn"
+    e.write_text("".join(f"{{:process {p}, :type :{t}, :f :{f}, :value {edn(v)}}}\n" for p, t, f, v in rows))
+    log = tmp_path / f"r{last_read}.log"
+    log.write_text("".join(f"INFO  jepsen.util - {p}\t:{t}\t:{f}\t{edn(v)}\n" for p, t, f, v in rows))
+    return [native, e, log]
+
+
+def test_jepsen_histories_get_the_native_verdict_under_the_register_model(tmp_path: Path):
+    for last_read, code in ((2, 0), (1, 1)):  # reading 1 after the cas to 2 completed is not linearizable
+        codes = [chaoskit("check", str(p), "--model", "cas-register", "--engine", "local", "--json").returncode
+                 for p in register_files(tmp_path, last_read)]
+        assert codes == [code] * 3, (last_read, codes)

@@ -36,3 +36,12 @@ def test_unknown_suffix_and_missing_file(tmp_path: Path):
     ops = [{"process": 0, "type": "ok", "f": "x", "value": 1}]
     odd.write_text(json.dumps(ops[0]) + "\n")
     assert History.from_path(odd, format="jsonl").ops[0]["value"] == 1
+
+
+def test_a_parquet_history_is_read_only_when_its_ops_are_asked_for(tmp_path: Path):
+    ops = [{"process": 0, "type": "invoke", "f": "send", "value": [0, "k", 1]},
+           {"process": 1, "type": "ok", "f": "coordinator", "value": {"group": "g", "partition": 1}}]
+    path = History(ops).to_parquet(tmp_path / "h.parquet")
+    h = History.from_path(path)
+    assert len(h) == 2 and h.kinds() == {"send", "coordinator"} and h._ops is None
+    assert h.ops == [{**op, "index": i} for i, op in enumerate(ops)]
