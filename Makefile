@@ -11,7 +11,7 @@ setup:
 
 # tests/ always; suites/ marked chaos-and-not-nightly once the suites exist
 test: setup
-	@$(PYTEST) tests $(wildcard suites/test_*.py) -m "not nightly" -p no:cacheprovider
+	@$(PYTEST) tests $(wildcard suites/test_*.py) -m "not nightly" -p no:cacheprovider --durations=30
 
 demo: setup
 	@$(PY) -m chaoskit.demo
