@@ -30,9 +30,11 @@ def test_bad_specs_say_what_is_wrong(kwargs, message):
     assert message in str(err.value)
 
 
-def test_run_dir_defaults_under_reports_runs():
-    spec = ClusterSpec(run_id="abc")
-    assert spec.directory == Path("reports/runs/abc")
+def test_run_dir_defaults_under_reports_runs_and_is_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert ClusterSpec(run_id="abc").directory == tmp_path / "reports" / "runs" / "abc"
+    # nodes run with their own working directories: a relative run_dir would move with them
+    assert ClusterSpec(run_id="abc", run_dir=Path("elsewhere")).directory == tmp_path / "elsewhere"
 
 
 class ProxyEverything:
