@@ -1,7 +1,8 @@
-"""KIP-253: per-key order holds while partitions are deleted (the undeleted count lowered; marked
-partitions drain, then go), under leader isolation and broker kills. Without KIP-253's ordering
-(deletion on, ordered delivery off, a stock client placing keys modulo the count) keys move to
-other partitions while their old records are still unread: caught as key-order violations.
+"""KIP-253: deleting partitions (the undeleted count lowered; marked partitions drain, then go)
+keeps every acknowledged record and per-key order, under leader isolation and broker kills. The
+consumer group joins late, so a backlog waits for it. Without KIP-253 (deletion by KIP-694's timer
+alone with a delay of 0, ordered delivery off, a stock client) the marked partitions go at once
+with records the group has not read: caught as `unseen` acknowledged writes.
 """
 from __future__ import annotations
 
@@ -10,22 +11,32 @@ import pytest
 from chaoskit.runner import Topic
 from suites.faultmixes import BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC, admin_step, mix
 
-SHRINK = [admin_step(0.3, "shrink", 6)]
+SHRINK = [admin_step(0.3, "shrink", 6)]  # patched: marked partitions go once drained (KIP-253)
+
+
+def at_once(steps: list) -> list:
+    """The unpatched side's deletions: KIP-694's timer with a delay of 0."""
+    return [{**s, "params": {**s["params"], "delay_ms": 0}} for s in steps]
 # the unpatched side of deletion: KIP-694's removal without KIP-253's ordering
 DELETION_WITHOUT_ORDER = {"delete.topic.partition.enable": True}
 
 
 def _run(chaos, keys: int, producers: int):
+    test = chaos.test()
     unordered = chaos.pick(patched={}, unpatched=DELETION_WITHOUT_ORDER)
+    scripted = chaos.pick(patched=test.faults["scripted"], unpatched=at_once(test.faults["scripted"]))
     return chaos.run(topics=[Topic(TOPIC, 8)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
-                     broker_config=unordered, controller_config=unordered,
-                     workload_options={**SLOW_GROUP, "keys": keys, "producers": producers}, client_options=SMALL_POLLS)
+                     broker_config=unordered, controller_config=unordered, drain_timeout_s=20,
+                     faults={**test.faults, "scripted": scripted},
+                     workload_options={**SLOW_GROUP, "keys": keys, "producers": producers,
+                                       "consumer_start_s": test.duration_s * 0.5},
+                     client_options=SMALL_POLLS)
 
 
 @pytest.mark.chaos(faults=mix(SHRINK, LEADER_ISOLATION), workload="keyed-sequences", duration=16,
                    epic="KIP-253", feature="deletion under leader isolation", severity="critical")
 def test_key_order_across_deletion(chaos):
-    chaos.expect(_run(chaos, 60, 3), unpatched={"key-order"})
+    chaos.expect(_run(chaos, 60, 3), unpatched={"unseen"})
 
 
 @pytest.mark.nightly
@@ -33,4 +44,4 @@ def test_key_order_across_deletion(chaos):
                    workload="keyed-sequences", duration=120, epic="KIP-253",
                    feature="deletion under isolation and kills", severity="critical")
 def test_key_order_across_deletion_long(chaos):
-    chaos.expect(_run(chaos, 200, 4), unpatched={"key-order"})
+    chaos.expect(_run(chaos, 200, 4), unpatched={"unseen"})

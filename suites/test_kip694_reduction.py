@@ -1,7 +1,9 @@
 """KIP-694: reducing a topic's partitions. The removed partitions turn ReadOnly (no produce, reads
 go on) and only after the delay None (gone): nothing acknowledged is lost, nothing is written to a
-ReadOnly partition. Removing partitions at once, without the ReadOnly phase (the unpatched side:
-a delay of 0 while consumers are still behind), loses acknowledged writes: caught as `unseen`.
+ReadOnly partition. The consumer group joins late (a backlog waits for it), after the reduction:
+with the delay, the partitions stay readable until it has read them. Removing partitions at once,
+without the ReadOnly phase (the unpatched side: a delay of 0), drops that backlog: caught as
+`unseen`.
 """
 from __future__ import annotations
 
@@ -18,11 +20,14 @@ def _reduction(delay_ms: int) -> list:
 
 
 def _run(chaos, rate: float):
+    test = chaos.test()
+    # the reduction at 30% of the run, the group at 50%, the partitions gone at 80% (patched)
+    delay_ms = chaos.pick(patched=int(test.duration_s * 500), unpatched=0)
     return chaos.run(topics=[Topic(TOPIC, 6)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
-                     broker_config=REMOVAL, controller_config=REMOVAL,
-                     faults={**chaos.test().faults,
-                             "scripted": _reduction(chaos.pick(patched=4000, unpatched=0))},
-                     workload_options={"producers": 2, "consumers": 1, "keys": 40, "rate": rate})
+                     broker_config=REMOVAL, controller_config=REMOVAL, drain_timeout_s=20,
+                     faults={**test.faults, "scripted": _reduction(delay_ms)},
+                     workload_options={"producers": 2, "consumers": 1, "keys": 40, "rate": rate,
+                                       "consumer_start_s": test.duration_s * 0.5})
 
 
 @pytest.mark.chaos(faults=mix([], LEADER_ISOLATION, mean_interval_s=5), workload="keyed-sequences", duration=16,

@@ -8,7 +8,8 @@ producer's sends of that key from 0), which is what the key-order and lost-write
 Producers pace themselves at `rate` sends per second each. Consumers poll as fast as they can,
 or at most `poll_rate` times a second each: a slow consumer group, whose lag is where reordering
 across partitions shows (records of a key waiting in one partition while later ones arrive in
-another).
+another). With `consumer_start_s` the group joins late, as a group started after an outage
+would, and finds a backlog.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class KeyedSequences:
     keys: int = 200
     rate: float = 50.0  # sends per second per producer
     poll_rate: float | None = None  # polls per second per consumer; None: no limit
+    consumer_start_s: float = 0.0  # consumers join this late: a backlog waits for them
     duration_s: float = 30.0
     seed: int = 0
     _rngs: dict[int, random.Random] = field(default_factory=dict, init=False, repr=False)
@@ -59,12 +61,15 @@ class KeyedSequences:
     def op(self, process: int, elapsed_s: float) -> Op | _Pending | None:
         if elapsed_s >= self.duration_s:
             return None
+        consumer = self.role(process) == CONSUMER
+        if consumer and elapsed_s < self.consumer_start_s:
+            return PENDING
         done = self._sent.get(process, 0)
-        pace = self.rate if self.role(process) == PRODUCER else self.poll_rate
-        if pace is not None and done >= elapsed_s * pace:  # ahead of its pace
+        pace = self.rate if not consumer else self.poll_rate
+        if pace is not None and done >= (elapsed_s - (self.consumer_start_s if consumer else 0)) * pace:
             return PENDING
         self._sent[process] = done + 1
-        if self.role(process) == CONSUMER:
+        if consumer:
             return {"f": "poll", "topic": self.topic}
         rng = self._rngs.setdefault(process, random.Random(f"{self.seed}/{process}"))
         key = rng.randrange(self.keys)

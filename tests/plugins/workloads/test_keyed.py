@@ -46,3 +46,14 @@ def test_pacing_roles_and_the_end():
         w.op(3, 0.0)
     with pytest.raises(ValueError, match="keys"):
         KeyedSequences(keys=0)
+
+
+def test_a_late_paced_group_waits_then_polls_at_its_pace():
+    from chaoskit.roles import PENDING
+    from chaoskit_plugins.workloads.keyed import KeyedSequences
+
+    w = KeyedSequences(producers=1, consumers=1, poll_rate=2, consumer_start_s=5, duration_s=10)
+    assert w.op(1, 4.9) is PENDING  # not joined yet
+    polls = [w.op(1, 6.0) for _ in range(5)]
+    assert sum(p is not PENDING for p in polls) == 2  # one second in at 2 a second
+    assert w.op(0, 0.5)["f"] == "send"  # producers do not wait
