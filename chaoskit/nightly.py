@@ -123,6 +123,12 @@ class Nightly:
             for a in anomalies:
                 key = f"{run['profile']}:{a}"
                 self.summary["anomalies"][key] = self.summary["anomalies"].get(key, 0) + 1
+        if not record["tests"]:  # the round died before its JUnit file: judge its finished runs by their results
+            for run in runs_of(where):
+                if run["profile"] == "patched" and run["valid"] is not True:
+                    self.summary["failing"].append({"round": n, "seed": seed, "test": run["name"],
+                                                    "message": f"patched run {run['run_id']}: {run['valid']}",
+                                                    "replay": run["replay"]})
         for t in record["tests"]:
             if t["outcome"] == "failed":
                 self.summary["failing"].append({"round": n, "seed": seed, "test": t["name"],
