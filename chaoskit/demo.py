@@ -16,26 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from chaoskit.cluster.spec import new_run_id
+from chaoskit.fault_mixes import LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC, admin_step, mix
 from chaoskit.runner import ChaosTest, Topic, run
 
-TOPIC = "orders"
 SIDES = (("patched", "ordered"), ("unpatched", "kafka-python"))
-# consumers read a little slower than producers write, so the group lags: reordering across
-# partitions happens in that lag (a key's older records still queued while newer ones arrive)
-DEMO_WORKLOAD = {"producers": 3, "consumers": 2, "keys": 60, "rate": 40, "poll_rate": 2}
 
 
 def expansion_faults() -> dict[str, Any]:
-    grow = [{"at": at, "fault": "admin", "target": "client", "window_s": 0.5,
-             "params": {"op": "expand", "topic": TOPIC, "to": count}} for at, count in ((0.2, 6), (0.45, 8))]
-    return {"mean_interval_s": 5.0, "window_s": [1.0, 3.0], "quiet_end_s": 3.0, "scripted": grow,
-            "faults": {"partition": {"weight": 1, "targets": [f"leader-of:{TOPIC}/0", f"leader-of:{TOPIC}/1"]}}}
+    grow = [admin_step(0.2, "expand", 6), admin_step(0.45, "expand", 8)]
+    return mix(grow, LEADER_ISOLATION, mean_interval_s=5.0, quiet_end_s=3.0)
 
 
 def demo_tests(seed: int, duration_s: float, reports: Path, engine: str) -> list[ChaosTest]:
     return [ChaosTest("kip253-expansion", profile=profile, seed=seed, duration_s=duration_s, client=client,
                       topics=[Topic(TOPIC, 4)], faults=expansion_faults(), reports=reports, engine=engine,
-                      workload_options=DEMO_WORKLOAD, client_options={"max_poll_records": 10},
+                      workload_options=SLOW_GROUP, client_options=SMALL_POLLS,
                       labels={"epic": "KIP-253", "feature": "expansion under leader isolation"})
             for profile, client in SIDES]
 

@@ -117,14 +117,15 @@ class Nightly:
         if code not in (0, 1, CUT):  # pytest's own failure code is 1; anything else is a crash
             self.summary["crashed_rounds"] += 1
         self.summary["rounds"].append(record)
-        for run in runs_of(where):
+        runs = runs_of(where)
+        for run in runs:
             self.summary["runs"] += 1
             anomalies = [name for name, r in run["verdict"]["results"].items() if r["valid"] is False]
             for a in anomalies:
                 key = f"{run['profile']}:{a}"
                 self.summary["anomalies"][key] = self.summary["anomalies"].get(key, 0) + 1
         if not record["tests"]:  # the round died before its JUnit file: judge its finished runs by their results
-            for run in runs_of(where):
+            for run in runs:
                 if run["profile"] == "patched" and run["valid"] is not True:
                     self.summary["failing"].append({"round": n, "seed": seed, "test": run["name"],
                                                     "message": f"patched run {run['run_id']}: {run['valid']}",

@@ -25,7 +25,7 @@ from chaoskit.runner import ChaosTest, RunResult, run
 
 PATCHED, UNPATCHED = "patched", "unpatched"
 # marker keyword -> ChaosTest field, where the names differ
-MARKER_FIELDS = {"duration": "duration_s", "faults": "faults", "workload": "workload"}
+MARKER_FIELDS = {"duration": "duration_s"}
 LABEL_KEYS = ("epic", "feature", "story", "severity")
 
 

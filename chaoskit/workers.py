@@ -8,21 +8,16 @@ acknowledged write no poll saw is a real finding (`unseen`, `lost-write`), not a
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from chaoskit.history.schema import value_text  # the text the checks join values on
 from chaoskit.roles import PENDING, Client, Op
 
 log = logging.getLogger("chaoskit.workers")
 PACE_S = 0.005  # how long a process with nothing to do (PENDING) waits before asking again
-
-
-def value_text(value: Any) -> str:
-    """Values compared as docs/history.md says: a string is itself, anything else its compact JSON."""
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
 class WorkerPool:

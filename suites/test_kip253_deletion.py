@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from chaoskit.fault_mixes import BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC, admin_step, mix
 from chaoskit.runner import Topic
-from suites.faultmixes import BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC, admin_step, mix
 
 SHRINK = [admin_step(0.3, "shrink", 6)]  # patched: marked partitions go once drained (KIP-253)
 

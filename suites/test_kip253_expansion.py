@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from chaoskit.fault_mixes import (BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, STALE_METADATA, TOPIC,
+                                  admin_step, mix)
 from chaoskit.runner import Topic
-from suites.faultmixes import (BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, STALE_METADATA, TOPIC,
-                               admin_step, mix)
 
 GROWTH = [admin_step(0.2, "expand", 6), admin_step(0.45, "expand", 8)]
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
+from chaoskit.fault_mixes import LEADER_ISOLATION, TOPIC, mix
 from chaoskit.runner import Topic
-from suites.faultmixes import LEADER_ISOLATION, TOPIC, mix
 
 ZOMBIES = {"zombie": {"weight": 2, "targets": [f"leader-of:{TOPIC}/0", f"leader-of:{TOPIC}/1"],
                       "window_s": [4.0, 6.0]}}

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable
 Op = dict[str, Any]
 Record = Callable[[Op], Any]
 DEFAULT_MAX_POLL_RECORDS = 50
+SEND_TIMEOUT_S = 30.0  # a send not acknowledged by then is `info`
 
 
 def wire(value: Any) -> bytes:
@@ -64,6 +65,8 @@ class ClientBase:
         self.options = options
         self.process: int | None = None
         self.test: Any = None
+        self._producer: Any = None  # made by the first send
+        self._consumer: Any = None  # made by the first poll
 
     def open(self, test: Any, process: int) -> ClientBase:
         client = type(self)(**self.options)
@@ -86,6 +89,14 @@ class ClientBase:
     def record(self, f: str, partitions: Iterable[Any]) -> None:
         assert self.process is not None
         callback(self.test.record, self.process, f, partitions)
+
+    @staticmethod
+    def key_bytes(op: Op) -> bytes | None:
+        return wire(op["key"]) if op.get("key") else None
+
+    @property
+    def send_timeout_s(self) -> float:
+        return float(self.options.get("send_timeout_s", SEND_TIMEOUT_S))
 
     @property
     def max_records(self) -> int:

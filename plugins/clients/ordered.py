@@ -17,7 +17,6 @@ from typing import Any
 
 from chaoskit_plugins.clients.ops import ClientBase, Op, failed, ok, poll_record, wire
 
-SEND_TIMEOUT_S = 30.0
 # consumer events that are ops of their own (polls and sends are recorded by the worker from the op)
 RECORDED = {"on_partitions_revoked", "on_partitions_assigned", "on_partition_key_maybe_revoked",
             "on_partition_key_assigned", "truncation-detected", "coordinator"}
@@ -28,8 +27,6 @@ class OrderedClient(ClientBase):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self._producer: Any = None
-        self._consumer: Any = None
         self._frozen = False
 
     # --- the stale-metadata fault --------------------------------------------------------------
@@ -61,10 +58,10 @@ class OrderedClient(ClientBase):
         if self._producer is None:
             self._producer = self._made(OrderedProducer(
                 self.bootstrap, client_id=f"chaoskit-{self.process}", request_timeout_ms=10_000,
-                delivery_timeout_s=self.options.get("send_timeout_s", SEND_TIMEOUT_S)))
+                delivery_timeout_s=self.send_timeout_s))
             self._producer.events.subscribe(self._record_event)
         try:
-            md = self._producer.send(op["topic"], key=wire(op["key"]) if op.get("key") else None,
+            md = self._producer.send(op["topic"], key=self.key_bytes(op),
                                      value=wire(op["value"]))
         except ProduceError as e:
             return failed(op, e, definite=e.definite)

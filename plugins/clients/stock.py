@@ -16,17 +16,11 @@ from typing import Any
 
 from chaoskit_plugins.clients.ops import ClientBase, Op, failed, ok, poll_record, wire
 
-SEND_TIMEOUT_S = 30.0
 METADATA_MAX_AGE_MS = 1000
 
 
 class KafkaPythonClient(ClientBase):
     name = "kafka-python"
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self._producer: Any = None
-        self._consumer: Any = None
 
     def send(self, op: Op) -> Op:
         from kafka import KafkaProducer
@@ -38,8 +32,8 @@ class KafkaPythonClient(ClientBase):
                                            metadata_max_age_ms=METADATA_MAX_AGE_MS,
                                            client_id=f"chaoskit-{self.process}")
         try:
-            md = self._producer.send(op["topic"], key=wire(op["key"]) if op.get("key") else None,
-                                     value=wire(op["value"])).get(self.options.get("send_timeout_s", SEND_TIMEOUT_S))
+            md = self._producer.send(op["topic"], key=self.key_bytes(op),
+                                     value=wire(op["value"])).get(self.send_timeout_s)
         except KafkaTimeoutError as e:
             return failed(op, e, definite=False)
         except BrokerResponseError as e:  # refused for good (not retriable): it was not written
@@ -82,11 +76,6 @@ class KafkaPythonClient(ClientBase):
 class LibrdkafkaClient(ClientBase):
     name = "librdkafka"
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self._producer: Any = None
-        self._consumer: Any = None
-
     def send(self, op: Op) -> Op:
         from confluent_kafka import KafkaException, Producer
 
@@ -101,9 +90,9 @@ class LibrdkafkaClient(ClientBase):
             outcome["err"], outcome["msg"] = err, msg
 
         try:
-            self._producer.produce(op["topic"], key=wire(op["key"]) if op.get("key") else None,
+            self._producer.produce(op["topic"], key=self.key_bytes(op),
                                    value=wire(op["value"]), on_delivery=delivered)
-            self._producer.flush(self.options.get("send_timeout_s", SEND_TIMEOUT_S))
+            self._producer.flush(self.send_timeout_s)
         except (KafkaException, BufferError) as e:
             return failed(op, e, definite=False)
         if "err" not in outcome:

@@ -35,7 +35,7 @@ class KeyedSequences:
     seed: int = 0
     _rngs: dict[int, random.Random] = field(default_factory=dict, init=False, repr=False)
     _seqs: dict[tuple[int, int], int] = field(default_factory=dict, init=False, repr=False)
-    _sent: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    _done: dict[int, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("producers", "consumers", "keys"):
@@ -64,11 +64,11 @@ class KeyedSequences:
         consumer = self.role(process) == CONSUMER
         if consumer and elapsed_s < self.consumer_start_s:
             return PENDING
-        done = self._sent.get(process, 0)
+        done = self._done.get(process, 0)
         pace = self.rate if not consumer else self.poll_rate
         if pace is not None and done >= (elapsed_s - (self.consumer_start_s if consumer else 0)) * pace:
             return PENDING
-        self._sent[process] = done + 1
+        self._done[process] = done + 1
         if consumer:
             return {"f": "poll", "topic": self.topic}
         rng = self._rngs.setdefault(process, random.Random(f"{self.seed}/{process}"))

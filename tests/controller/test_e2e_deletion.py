@@ -163,7 +163,8 @@ def test_stop_replica_is_retried_until_the_dead_replica_deletes(cluster: LocalCl
                  "live replicas deleted partition 1")
         state = kip.state_znodes(cluster, topic).get(1)
         assert state is not None and state.mode == PartitionMode.NONE
-        assert 1 in kip.znode(cluster, topic).partitions
+        kept = kip.znode(cluster, topic).partitions
+        assert 1 in kept, f"partition 1 left the topic znode before its dead replica deleted it: {kept}"
     finally:
         down.start(clean=False)
     wait_for(lambda: gone(cluster, admin, kip, topic, 1), 30, "partition 1 removed once broker 3 came back",

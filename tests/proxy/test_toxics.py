@@ -250,6 +250,6 @@ def test_toxicity_is_drawn_per_connection_from_the_seed(api, echo, net):
         return seen
 
     first = outcomes()
-    assert True in first and False in first, first
+    assert any(first) and not all(first), f"toxicity 0.5 over 16 connections hit all or none: {first}"
     # the same seed, proxy name and connection numbers draw the same
     assert outcomes() == first

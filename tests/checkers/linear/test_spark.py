@@ -2,7 +2,6 @@
 witnesses (a few histories only: Spark is the slow part of this test set)."""
 from __future__ import annotations
 
-import pytest
 
 from chaoskit.checkers.linear import check
 from chaoskit.checkers.linear.synthetic import generate

@@ -1,7 +1,7 @@
-"""Shared parts of the suites: the fault mixes each guarantee is tested under.
+"""The fault mixes and workloads the suites (suites/) and `make demo` share.
 
 A mix is a schedule spec without `duration_s` (the run's is used): random faults drawn from the
-seed, plus `scripted` steps every seed gets (the expansion or deletion the guarantee is about).
+seed, plus `scripted` steps every seed gets (the expansion or deletion a guarantee is about).
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ def admin_step(at: float, op: str, count: int, topic: str = TOPIC, **params: Any
             "params": {"op": op, "topic": topic, "to": count, **params}}
 
 
-def mix(scripted: list[dict[str, Any]], faults: dict[str, Any], mean_interval_s: float = 4.0) -> dict[str, Any]:
-    return {"mean_interval_s": mean_interval_s, "window_s": [1.0, 3.0], "quiet_end_s": 2.0,
+def mix(scripted: list[dict[str, Any]], faults: dict[str, Any], mean_interval_s: float = 4.0,
+        quiet_end_s: float = 2.0) -> dict[str, Any]:
+    return {"mean_interval_s": mean_interval_s, "window_s": [1.0, 3.0], "quiet_end_s": quiet_end_s,
             "faults": faults, "scripted": scripted}
 
 
