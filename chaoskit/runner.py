@@ -247,7 +247,8 @@ def _play_on(cluster: Any, test: ChaosTest, ctx: Run, schedule: Schedule | None,
         pool = WorkerPool(workload, clients, ctx, recorder.record, clock.now)
         stop = threading.Event()
         nemesis.setup(FaultContext(cluster, ctx.clients, recorder.record))
-        faulting = threading.Thread(target=_faults, args=(nemesis, schedule, recorder.record, clock, stop, stats),
+        faulting = threading.Thread(target=_faults, args=(nemesis, schedule, _noting_failed_starts(recorder.record, stats),
+                                                          clock, stop, stats),
                                     name="nemesis", daemon=True)
         try:
             pool.start()
@@ -267,6 +268,18 @@ def _play_on(cluster: Any, test: ChaosTest, ctx: Run, schedule: Schedule | None,
                 except Exception as e:  # noqa: BLE001 -- close the others
                     log.warning("closing a client: %r", e)
         stats.update(ops=pool.ops, acked=len(pool.acked), undelivered=pool.undelivered)
+
+
+def _noting_failed_starts(record: Any, stats: dict[str, Any]) -> Any:
+    """`record`, also listing in stats["fault_errors"] each fault whose start raised (a suite whose
+    scripted step failed did not test what it claims)."""
+    def note(op: dict[str, Any]) -> Any:
+        if op.get("f") == "start" and op.get("error"):
+            value = op.get("value") or {}
+            stats.setdefault("fault_errors", []).append(
+                {"fault": value.get("fault"), "window": value.get("window"), "error": str(op["error"]).splitlines()[0]})
+        return record(op)
+    return note
 
 
 def _faults(nemesis: Any, schedule: Schedule | None, record: Any, clock: Any, stop: threading.Event,

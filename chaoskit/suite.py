@@ -94,17 +94,30 @@ class Chaos:
             schedule.write(where)
         pytest.skip(f"dry run: schedule and test.json written to {where}")
 
-    def expect(self, result: RunResult, unpatched: Iterable[str] = (), patched: Iterable[str] = ()) -> None:
-        """The profile's claim: clean (no anomaly expected), or caught (each expected kind found)."""
+    def expect(self, result: RunResult, unpatched: Iterable[str] = (), patched: Iterable[str] = (),
+               refused: Iterable[str] = ()) -> None:
+        """The profile's claim: clean (no anomaly expected), or caught (each expected kind found).
+        `refused`: scripted steps (fault names) this profile must refuse, e.g. a guarded expansion."""
         expected = set(patched if result.test.profile == PATCHED else unpatched)
-        expect_verdict(result, expected)
+        expect_verdict(result, expected, set(refused))
 
 
-def expect_verdict(result: RunResult, expected: set[str]) -> None:
-    """Raise ChaosFailure unless the run is clean (nothing expected) or shows every expected anomaly."""
+def expect_verdict(result: RunResult, expected: set[str], refused: set[str] = frozenset()) -> None:
+    """Raise ChaosFailure unless the run is clean (nothing expected) or shows every expected anomaly,
+    and its scripted steps went through (those in `refused` must have failed instead)."""
     verdict = result.verdict
     if result.error:
         _fail(result, f"run broke: {result.error}")
+    scripted = {step.get("fault") for step in (result.test.faults or {}).get("scripted", [])}
+    failed = [e for e in result.stats.get("fault_errors", []) if e["fault"] in scripted]
+    broken = [e for e in failed if e["fault"] not in refused]
+    if broken:
+        _fail(result, f"scripted step {broken[0]['fault']} (window {broken[0]['window']}) failed, so the run did not "
+                      f"test what it claims: {broken[0]['error']}")
+    went_through = refused - {e["fault"] for e in failed}
+    if went_through:
+        _fail(result, f"scripted step {sorted(went_through)[0]} went through in the {result.test.profile} profile, "
+                      "which must refuse it")
     if not expected:
         if verdict.valid is True:
             return

@@ -24,4 +24,5 @@ GROW_OFFSETS = [admin_step(0.25, "expand", 10, topic=OFFSETS),
 def test_one_coordinator_per_group(chaos):
     result = chaos.run(client="probe", checks=["coordinator-split"], topics=[],
                        workload_options={"brokers": 3, "groups": 8, "rate": 10})
-    chaos.expect(result, unpatched={"coordinator-split"})
+    # patched, the guardrail must refuse the expansion; unpatched, it must go through
+    chaos.expect(result, unpatched={"coordinator-split"}, refused=chaos.pick(patched={"admin"}, unpatched=()))

@@ -11,12 +11,18 @@ import pytest
 from chaoskit.fault_mixes import BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC, admin_step, mix
 from chaoskit.runner import Topic
 
-SHRINK = [admin_step(0.3, "shrink", 6)]  # patched: marked partitions go once drained (KIP-253)
+# created with 4: KIP-253 never goes below the initial count, so the topic grows to 8 first; then
+# partitions 6 and 7 are deleted (patched: marked, drained, then gone) once one of them holds
+# acknowledged records (producers held up at an isolated leader may not have reached them yet):
+# at 30% of the run plus at most 6 s, still before the group joins at 70%
+SHRINK = [admin_step(0.1, "expand", 8), admin_step(0.3, "shrink", 6, written_within_s=6)]
 
 
 def at_once(steps: list) -> list:
     """The unpatched side's deletions: KIP-694's timer with a delay of 0."""
-    return [{**s, "params": {**s["params"], "delay_ms": 0}} for s in steps]
+    return [{**s, "params": {**s["params"], "delay_ms": 0}} if s["params"]["op"] == "shrink" else s for s in steps]
+
+
 # the unpatched side of deletion: KIP-694's removal without KIP-253's ordering
 DELETION_WITHOUT_ORDER = {"delete.topic.partition.enable": True}
 
@@ -25,12 +31,13 @@ def _run(chaos, keys: int, producers: int):
     test = chaos.test()
     unordered = chaos.pick(patched={}, unpatched=DELETION_WITHOUT_ORDER)
     scripted = chaos.pick(patched=test.faults["scripted"], unpatched=at_once(test.faults["scripted"]))
-    return chaos.run(topics=[Topic(TOPIC, 8)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
+    return chaos.run(topics=[Topic(TOPIC, 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
                      broker_config=unordered, controller_config=unordered, drain_timeout_s=20,
                      faults={**test.faults, "scripted": scripted},
                      workload_options={**SLOW_GROUP, "keys": keys, "producers": producers,
-                                       "consumer_start_s": test.duration_s * 0.5},
-                     client_options=SMALL_POLLS)
+                                       "consumer_start_s": test.duration_s * 0.7},
+                     # unpatched, a send to a partition deleted at once never completes: do not wait long
+                     client_options={**SMALL_POLLS, "send_timeout_s": chaos.pick(patched=30, unpatched=10)})
 
 
 @pytest.mark.chaos(faults=mix(SHRINK, LEADER_ISOLATION), workload="keyed-sequences", duration=16,

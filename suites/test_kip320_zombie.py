@@ -1,43 +1,58 @@
-"""KIP-320: a zombie broker (its ZooKeeper session gone, still serving) is fenced, and with clean
+"""KIP-320: a zombie broker (its ZooKeeper session gone, still fetching) is fenced, and with clean
 elections no acknowledged write is lost.
 
-The zombie fault cuts a leader's ZooKeeper links: the controller moves leadership while the old
-leader keeps serving and fetching. Patched leaders fence its fetches by leader epoch and it may
-not rejoin the ISR while the controller holds it offline; every acknowledged write is read back.
+The `zombie-rejoin` fault stages KAFKA-6880 on orders/0 with clean elections only: a follower
+loses ZooKeeper and keeps fetching at its old leader epoch; the leader dies with records the
+other follower lacks, that follower leads and acknowledges writes at those offsets, leadership
+returns, and the zombie, which never truncated, is let back into the ISR and finally elected
+(docs/faults.md has the steps). Patched leaders fence its fetches (FENCED_LEADER_EPOCH) and keep
+an offline replica out of the ISR, so nothing is lost. Without KIP-320 the zombie's log keeps the
+old unacknowledged records where acknowledged ones were: `inconsistent-offsets` (an acknowledged
+offset read back holding another record): Z keeps the story's own acks=1 records at offsets where
+the new leader acknowledged others. Most runs also show `lost-write`; an overwritten record the
+stock producer re-sent is still read elsewhere (a `duplicate`), so the changed offsets are what
+every unpatched run shows.
 
-Only the patched profile runs here. With acks=all and min.insync.replicas=2 a zombie leader cannot
-acknowledge a write in either profile (its ISR cannot shrink without ZooKeeper, and the other
-replicas follow the new leader), so the unpatched run also checks clean and would prove nothing;
-the loss KIP-320 prevents needs a zombie *follower* let back into the ISR and then elected, a
-sequence this suite does not stage yet (see the project notes).
+The group reads only after the story (it joins at the end of the run), from whichever replica
+then leads, as a consumer started after an outage would.
 """
 from __future__ import annotations
 
 import pytest
 
-from chaoskit.fault_mixes import LEADER_ISOLATION, TOPIC, mix
+from chaoskit.fault_mixes import TOPIC, mix
 from chaoskit.runner import Topic
 
-ZOMBIES = {"zombie": {"weight": 2, "targets": [f"leader-of:{TOPIC}/0", f"leader-of:{TOPIC}/1"],
-                      "window_s": [4.0, 6.0]}}
+
+def _story(partition: int, at_s: float) -> dict:
+    # three acks=1 records the lagging follower lacks: the zombie keeps them where acknowledged
+    # records land on the new leader
+    return {"at_s": at_s, "fault": "zombie-rejoin", "target": f"leader-of:{TOPIC}/{partition}", "window_s": 1.0,
+            "params": {"in_flight": 3}}
+
+
 DURABLE = {"min.insync.replicas": "2"}
+# the story cuts a follower's fetches for a moment and needs it still in the ISR when the leader dies
+PATIENT_LEADERS = {"replica.lag.time.max.ms": 30000}
 
 
 def _run(chaos, rate: float):
-    return chaos.run(topics=[Topic(TOPIC, 2, config=DURABLE)],
+    # unpatched, the drain waits in vain for the lost writes: do not wait long
+    return chaos.run(topics=[Topic(TOPIC, 2, config=DURABLE)], broker_config=PATIENT_LEADERS,
+                     drain_timeout_s=chaos.pick(patched=30, unpatched=10),
                      client=chaos.pick(patched="ordered", unpatched="kafka-python"),
-                     workload_options={"producers": 2, "consumers": 2, "keys": 20, "rate": rate})
+                     workload_options={"producers": 4, "consumers": 2, "keys": 20, "rate": rate,
+                                       "consumer_start_s": chaos.test().duration_s})
 
 
-@pytest.mark.chaos(faults=mix([], ZOMBIES, mean_interval_s=3), workload="keyed-sequences", duration=16,
-                   epic="KIP-320", feature="zombie brokers", severity="critical", profiles=("patched",))
+@pytest.mark.chaos(faults=mix([_story(0, 3.0)], {}), workload="keyed-sequences", duration=34,
+                   epic="KIP-320", feature="zombie brokers", severity="critical")
 def test_zombies_are_fenced(chaos):
-    chaos.expect(_run(chaos, 30))
+    chaos.expect(_run(chaos, 30), unpatched={"inconsistent-offsets"})
 
 
 @pytest.mark.nightly
-@pytest.mark.chaos(faults=mix([], {**ZOMBIES, **LEADER_ISOLATION}), workload="keyed-sequences", duration=120,
-                   epic="KIP-320", feature="zombie brokers and leader isolation", severity="critical",
-                   profiles=("patched",))
+@pytest.mark.chaos(faults=mix([_story(0, 3.0), _story(1, 60.0)], {}), workload="keyed-sequences", duration=110,
+                   epic="KIP-320", feature="zombie brokers on every partition", severity="critical")
 def test_zombies_are_fenced_long(chaos):
-    chaos.expect(_run(chaos, 50))
+    chaos.expect(_run(chaos, 50), unpatched={"inconsistent-offsets"})

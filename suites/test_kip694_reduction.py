@@ -16,14 +16,17 @@ REMOVAL = {"delete.topic.partition.enable": True}
 
 
 def _reduction(delay_ms: int) -> list:
-    return [admin_step(0.3, "shrink", 4, delay_ms=delay_ms)]
+    # created with 4: a topic never shrinks below its initial count, so it grows to 6 first; the
+    # shrink waits for records on partition 4 or 5 (producers held up at an isolated leader), at
+    # most 3 s, so it still comes before the group joins
+    return [admin_step(0.1, "expand", 6), admin_step(0.3, "shrink", 4, delay_ms=delay_ms, written_within_s=3)]
 
 
 def _run(chaos, rate: float):
     test = chaos.test()
     # the reduction at 30% of the run, the group at 50%, the partitions gone at 80% (patched)
     delay_ms = chaos.pick(patched=int(test.duration_s * 500), unpatched=0)
-    return chaos.run(topics=[Topic(TOPIC, 6)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
+    return chaos.run(topics=[Topic(TOPIC, 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
                      broker_config=REMOVAL, controller_config=REMOVAL, drain_timeout_s=20,
                      faults={**test.faults, "scripted": _reduction(delay_ms)},
                      workload_options={"producers": 2, "consumers": 1, "keys": 40, "rate": rate,

@@ -61,3 +61,24 @@ def test_unpatched_must_be_caught_with_every_expected_kind():
     expect_verdict(result("unpatched", **{"key-order": False, "duplicate": False}), {"key-order"})
     with pytest.raises(ChaosFailure, match="not caught: key-order expected in the unpatched profile, found duplicate"):
         expect_verdict(result("unpatched", **{"key-order": True, "duplicate": False}), {"key-order"})
+
+
+def test_a_failed_scripted_step_fails_the_claim_in_either_profile():
+    """A suite whose expansion or deletion was refused proved nothing, even with a clean verdict."""
+    ok = result("patched", **{"unseen": True})
+    ok.test.faults = {"scripted": [{"at": 0.3, "fault": "admin", "target": "client", "window_s": 0.5}]}
+    expect_verdict(ok, set())
+    ok.stats["fault_errors"] = [{"fault": "partition", "window": 0, "error": "NotReady: no leader"}]
+    expect_verdict(ok, set())  # a random fault that could not start does not void the run
+    ok.stats["fault_errors"].append({"fault": "admin", "window": 3, "error": "AdminError: INVALID_PARTITIONS"})
+    with pytest.raises(ChaosFailure, match=r"scripted step admin \(window 3\) failed.*INVALID_PARTITIONS"):
+        expect_verdict(ok, set())
+
+
+def test_a_step_the_profile_must_refuse_must_fail():
+    run = result("patched", **{"coordinator-split": True})
+    run.test.faults = {"scripted": [{"at": 0.25, "fault": "admin", "target": "client", "window_s": 0.5}]}
+    with pytest.raises(ChaosFailure, match="scripted step admin went through in the patched profile"):
+        expect_verdict(run, set(), {"admin"})
+    run.stats["fault_errors"] = [{"fault": "admin", "window": 0, "error": "AdminError: INVALID_REQUEST"}]
+    expect_verdict(run, set(), {"admin"})

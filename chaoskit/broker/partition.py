@@ -70,6 +70,9 @@ class Partition:
         self.producers = ProducerStateTable()
         self.changed = Signal()  # log end, high watermark or leadership moved
         self.isr_change_pending = False
+        # the leader epoch at which ZooKeeper refused our ISR change for a newer epoch of ours: no
+        # more changes until the controller's LeaderAndIsr brings that epoch
+        self.isr_refused_at = -1
         self._rebuild_producer_state()
 
     def __repr__(self) -> str:

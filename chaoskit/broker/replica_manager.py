@@ -218,7 +218,7 @@ class ReplicaManager:
     # -- ISR ----------------------------------------------------------------------------------
     def record_follower_fetch(self, p: Partition, replica: int, fetch_offset: int) -> None:
         p.record_follower_fetch(replica, fetch_offset)
-        if p.isr_change_pending:
+        if not self._may_change_isr(p):
             return
         joining = [r for r in p.followers_to_add()
                    if not self.config.leader_epoch_fencing_enable or self.cache.may_join_isr(r, p.topic, p.index)]
@@ -227,10 +227,14 @@ class ReplicaManager:
 
     def shrink_isrs(self) -> None:
         for p in self.partitions.values():
-            if p.is_leader and not p.isr_change_pending:
+            if p.is_leader and self._may_change_isr(p):
                 lagging = p.followers_to_remove(self.config.replica_lag_time_max_ms)
                 if lagging:
                     self._spawn(self._change_isr(p, sorted(p.isr - set(lagging)), f"dropping lagging {lagging}"))
+
+    @staticmethod
+    def _may_change_isr(p: Partition) -> bool:
+        return not p.isr_change_pending and p.isr_refused_at != p.leader_epoch
 
     async def _change_isr(self, p: Partition, isr: list[int], why: str) -> None:
         if self.zk is None or not self.zk.connected:
@@ -246,10 +250,19 @@ class ReplicaManager:
                 p.apply_isr(written.isr, written.partition_epoch)
                 return
             state = await asyncio.to_thread(self.zk.partition_state, p.topic, p.index)
-            if state is not None and (state.leader_epoch > epoch or state.leader != self.broker_id):
+            if state is None or not p.is_leader or p.leader_epoch != epoch:
+                return
+            if state.leader != self.broker_id:
                 p.resign(state.leader, state.leader_epoch,
                          f"ZooKeeper shows leader {state.leader} at epoch {state.leader_epoch}")
                 self._tell_listeners(p.topic, p.index, False)
+            elif state.leader_epoch > epoch:
+                # Still ours at a newer epoch (the controller changed the ISR): its LeaderAndIsr brings
+                # that epoch, which must go through apply_state (epoch start offset, coordinator
+                # listeners), so nothing is taken from ZooKeeper here.
+                log.info("%s: ZooKeeper has our leadership at epoch %d (ours %d); waiting for the controller",
+                         p, state.leader_epoch, epoch)
+                p.isr_refused_at = epoch
         except (ZkUnavailable, ZkDataError) as e:
             log.warning("%s: cannot change the ISR to %s (%s): %s", p, isr, why, e)
         finally:

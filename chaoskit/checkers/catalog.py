@@ -40,7 +40,9 @@ KAFKA_CHECKS: tuple[Check, ...] = (
     _kafka("nonmonotonic-send", "a producer's later send to a partition got an offset not greater than its "
            "earlier one", "Producer order", "send"),
     _kafka("key-order", "of two records of one key from one producer, the later was delivered before the "
-           "earlier (KIP-253, across partitions and consumers)", "Key order (KIP-253)", "send", "poll"),
+           "earlier (KIP-253, across partitions and consumers), or, where the client records key callbacks, "
+           "delivered from another partition without key-revoked then key-assigned between the two",
+           "Key order (KIP-253)", "send", "poll"),
     _kafka("truncation-undetected", "a consumer read a record whose offset later held other content, and "
            "reported no truncation at or before it (KIP-320)", "Truncation (KIP-320)", "send", "poll"),
     _kafka("write-to-readonly", "a write invoked after its partition became ReadOnly/None was acknowledged "

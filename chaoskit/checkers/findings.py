@@ -14,6 +14,10 @@ from chaoskit.checkers.result import MAX_WITNESSES, CheckResult
 
 Row = dict[str, Any]
 
+# key-order's reasons (the %d are the two deliveries' partitions), the same text from both engines
+OUT_OF_ORDER = "the second was delivered first"
+NOT_MOVED = "no key-revoked(p%d) then key-assigned(p%d) between the deliveries"
+
 EXPLAIN: dict[str, str] = {
     "lost-write": "send {value} by process {process} was acknowledged at {topic}/{partition} offset {offset}, "
                   "offsets up to {max_read} there were read, but it never was",
@@ -28,8 +32,7 @@ EXPLAIN: dict[str, str] = {
     "nonmonotonic-send": "process {process}'s sends to {topic}/{partition} got offset {from_offset} then "
                          "{to_offset} (send invoked at op {index})",
     "key-order": "key {key}: process {process} sent {first} (p{first_partition}) before {second} "
-                 "(p{second_partition}), but {second} was delivered first (op {second_delivered} vs "
-                 "op {first_delivered})",
+                 "(p{second_partition}), delivered at op {first_delivered} and op {second_delivered}: {reason}",
     "truncation-undetected": "process {process} read {value} at {topic}/{partition} offset {offset} (op {index}); "
                              "that offset later held {later} and the process never reported truncation at or "
                              "before it",

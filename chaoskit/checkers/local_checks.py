@@ -9,7 +9,7 @@ import bisect
 from collections import defaultdict
 from typing import Any, Callable
 
-from chaoskit.checkers.findings import Found, Row
+from chaoskit.checkers.findings import NOT_MOVED, OUT_OF_ORDER, Found, Row
 from chaoskit.checkers.local_tables import READONLY_MODES, Delivery, Send, Tables
 from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
 
@@ -149,26 +149,48 @@ def nonmonotonic_send(t: Tables) -> Found:
     return _found(rows, lambda r: r["index"])
 
 
+def _key_row(a: Send, b: Send, da: Delivery, db: Delivery, reason: str) -> Row:
+    return {"process": a.process, "key": a.key, "first": a.value, "second": b.value,
+            "first_partition": a.partition, "second_partition": b.partition,
+            "first_delivered": da.index, "second_delivered": db.index, "index": b.index, "reason": reason}
+
+
+def _key_moved(t: Tables, da: Delivery, db: Delivery) -> bool:
+    """A key-revoked of da's partition, then a key-assigned of db's, both between the two deliveries:
+    the earliest such revoke leaves the most room for the assign."""
+    revoked = t.key_revoked.get((da.topic, da.partition), [])
+    i = bisect.bisect_right(revoked, da.index)
+    if i == len(revoked) or revoked[i] >= db.index:
+        return False
+    assigned = t.key_assigned.get((db.topic, db.partition), [])
+    j = bisect.bisect_right(assigned, revoked[i])
+    return j < len(assigned) and assigned[j] < db.index
+
+
 def key_order(t: Tables) -> Found:
-    first: dict[str | None, tuple[int, int]] = {}
+    first: dict[str | None, Delivery] = {}
     for d in t.deliveries:
-        at = (d.index, d.pos)
-        if d.value not in first or at < first[d.value]:
-            first[d.value] = at
+        f = first.get(d.value)
+        if f is None or (d.index, d.pos) < (f.index, f.pos):
+            first[d.value] = d
     by: dict[tuple[Any, Any], list[Send]] = defaultdict(list)
     for s in t.sends:
         if s.key is not None and s.value in first:
             by[(s.process, s.key)].append(s)
-    rows = []
+    # clients without KIP-253's key listener record no key callbacks: their topics are judged on deliveries
+    keyed = {topic for topic, _ in (*t.key_revoked, *t.key_assigned)}
+    rows, cross = [], 0
     for ss in by.values():
         ss.sort(key=lambda s: s.index)
         for a, b in zip(ss, ss[1:]):
-            if first[b.value] < first[a.value]:
-                rows.append({"process": a.process, "key": a.key, "first": a.value, "second": b.value,
-                             "first_partition": a.partition, "second_partition": b.partition,
-                             "first_delivered": first[a.value][0], "second_delivered": first[b.value][0],
-                             "index": b.index})
-    return _found(rows, lambda r: r["index"])
+            da, db = first[a.value], first[b.value]
+            if (db.index, db.pos) < (da.index, da.pos):
+                rows.append(_key_row(a, b, da, db, OUT_OF_ORDER))
+            elif da.topic == db.topic and da.partition != db.partition and da.topic in keyed:
+                cross += 1
+                if not _key_moved(t, da, db):
+                    rows.append(_key_row(a, b, da, db, NOT_MOVED % (da.partition, db.partition)))
+    return _found(rows, lambda r: r["index"], cross_partition_pairs=cross)
 
 
 def truncation_undetected(t: Tables) -> Found:

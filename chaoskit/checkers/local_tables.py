@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from chaoskit.history.schema import Op, poll_records, value_text
+from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op, poll_records, value_text
 
 READONLY_MODES = ("ReadOnly", "None")
 # ops after which a consumer may legitimately read a partition from another offset
@@ -50,6 +50,9 @@ class Tables:
     truncations: list[tuple[Any, Any, int, int, int]] = field(default_factory=list)  # process, t, p, offset, index
     modes: list[tuple[Any, int, int, str]] = field(default_factory=list)  # topic, partition, index, mode
     coordinators: list[tuple[str, int, int]] = field(default_factory=list)  # group, partition, index
+    # (topic, partition) -> indices (ascending) of the key callbacks naming it
+    key_revoked: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
+    key_assigned: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
 
     def acked(self) -> list[Send]:
         return [s for s in self.sends if s.status == "ok" and s.offset is not None]
@@ -100,6 +103,11 @@ def build(ops: Iterable[Op]) -> Tables:
             mode = (op.get("value") or {}).get("mode") if isinstance(op.get("value"), dict) else None
             if mode is not None:
                 t.modes.append((op.get("topic") or "", op.get("partition"), idx, mode))
+        elif f in (KEY_REVOKED, KEY_ASSIGNED) and kind == "ok" and isinstance(op.get("value"), list):
+            into = t.key_revoked if f == KEY_REVOKED else t.key_assigned
+            for tp in op["value"]:
+                if isinstance(tp, list) and len(tp) == 2 and isinstance(tp[1], int):
+                    into.setdefault((tp[0], tp[1]), []).append(idx)
         elif f == "coordinator" and kind == "ok" and isinstance(op.get("value"), dict):
             v = op["value"]
             if v.get("group") is not None and v.get("partition") is not None:

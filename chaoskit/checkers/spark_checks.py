@@ -1,10 +1,10 @@
 """The checks as Spark jobs over the Parquet history (engine "spark"): the logic of local_checks.py.
 
 `SparkTables` flattens the ops DataFrame into the same tables as local_tables.py (sends with
-their completion, exploded poll records, rebalance assigns, truncation reports, partition modes,
-coordinator observations); each check is a few joins and window functions over them, planned as
-a `Plan` (its anomaly rows and their order), and `evaluate` runs every plan in one job, giving each
-check's count and first rows in the same order as the local engine.
+their completion, exploded poll records, rebalance assigns, key callbacks, truncation reports,
+partition modes, coordinator observations); each check is a few joins and window functions over
+them, planned as a `Plan` (its anomaly rows and their order), and `evaluate` runs every plan in one
+job, giving each check's count and first rows in the same order as the local engine.
 """
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from chaoskit.checkers.findings import Found, Row
+from chaoskit.checkers.findings import NOT_MOVED, OUT_OF_ORDER, Found, Row
 from chaoskit.checkers.local_tables import READONLY_MODES, RESETS
 from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
-from chaoskit.history.schema import process_of
+from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, process_of
 
 
 class SparkTables:
@@ -23,6 +23,7 @@ class SparkTables:
         from pyspark.sql import functions as F
 
         self.F = F
+        self._kept: list[Any] = []
         ops = ops.withColumn("topic", F.coalesce(F.col("topic"), F.lit("")))
         is_send = F.col("f") == "send"
         invokes = ops.filter(is_send & (F.col("type") == "invoke")).select("process", "value", "key", "topic", "index")
@@ -50,12 +51,24 @@ class SparkTables:
         self.coordinators = ops.filter((F.col("f") == "coordinator") & (F.col("type") == "ok")) \
             .select(coord.group.alias("group"), coord.partition.alias("partition"), "index") \
             .filter(F.col("group").isNotNull() & F.col("partition").isNotNull())
+        # one row per (key callback, [topic, partition] it names); value is JSON text, partitions read as text
+        tp = F.explode(F.from_json("value", "array<array<string>>")).alias("tp")
+        self.key_callbacks = (ops.filter(F.col("f").isin(KEY_REVOKED, KEY_ASSIGNED) & (F.col("type") == "ok"))
+                              .select("f", "index", tp).filter(F.size("tp") == 2)
+                              .select("f", "index", F.try_element_at("tp", F.lit(1)).alias("topic"),
+                                      F.try_element_at("tp", F.lit(2)).try_cast("bigint").alias("partition"))
+                              .filter(F.col("topic").isNotNull() & F.col("partition").isNotNull())).cache()
         self.observations = (self.acked.select("topic", "partition", "offset", "value", F.col("done_index").alias("index"))
                              .unionByName(self.deliveries.select("topic", "partition", "offset", "value", "index"))
                              ).cache()
 
+    def kept(self, df: Any) -> Any:
+        """`df` cached until release(): a small result that a plan reads more than once."""
+        self._kept.append(df.cache())
+        return df
+
     def release(self) -> None:
-        for df in (self.sends, self.deliveries, self.observations):
+        for df in (self.sends, self.deliveries, self.observations, self.key_callbacks, *self._kept):
             df.unpersist()
 
 
@@ -215,18 +228,50 @@ def nonmonotonic_send(t: SparkTables) -> Plan:
 def key_order(t: SparkTables) -> Plan:
     from pyspark.sql import Window
     F = t.F
-    first = t.deliveries.groupBy("value").agg(F.min(F.struct("index", "pos")).alias("first"))
+    first = t.deliveries.groupBy("value").agg(F.min(F.struct("index", "pos", "topic", "partition")).alias("first"))
     sends = t.sends.filter(F.col("key").isNotNull()).join(first, ["value"])
     w = Window.partitionBy("process", "key").orderBy("index")
-    df = (sends.select("process", "key", "index", "partition", "value", "first",
-                       F.lag("value").over(w).alias("prev_value"), F.lag("partition").over(w).alias("prev_partition"),
-                       F.lag("first").over(w).alias("prev_first"))
-          .filter(F.col("prev_first").isNotNull() & (F.col("first") < F.col("prev_first")))
-          .select("process", "key", F.col("prev_value").alias("first"), F.col("value").alias("second"),
-                  F.col("prev_partition").alias("first_partition"), F.col("partition").alias("second_partition"),
-                  F.col("prev_first.index").alias("first_delivered"), F.col("first.index").alias("second_delivered"),
-                  "index"))
-    return _found(df, ["index"])
+    pairs = (sends.select("process", "key", "index", "partition", "value", "first",
+                          F.lag("value").over(w).alias("prev_value"), F.lag("partition").over(w).alias("prev_partition"),
+                          F.lag("first").over(w).alias("prev_first"))
+             .filter(F.col("prev_first").isNotNull()))
+    a, b = F.col("prev_first"), F.col("first")
+    out_of_order = F.struct(b.index, b.pos) < F.struct(a.index, a.pos)
+    between_partitions = (a.topic == b.topic) & (a.partition != b.partition)
+    # the few pairs either rule reads (keys rarely move), computed once for their several uses below
+    pairs = t.kept(pairs.filter(out_of_order | between_partitions))
+
+    def rows(df: Any, reason: Any) -> Any:
+        return df.select("process", "key", F.col("prev_value").alias("first"), F.col("value").alias("second"),
+                         F.col("prev_partition").alias("first_partition"), F.col("partition").alias("second_partition"),
+                         a.index.alias("first_delivered"), b.index.alias("second_delivered"), "index",
+                         reason.alias("reason"))
+
+    # in order, between partitions of a topic whose client records key callbacks (few pairs: keys move rarely)
+    keyed = t.key_callbacks.select(F.col("topic").alias("ktopic")).distinct()
+    cross = (pairs.filter(~out_of_order & between_partitions)
+             .join(keyed, a.topic == F.col("ktopic"), "left_semi"))
+    revoked, assigned = _key_callbacks(t, KEY_REVOKED, "r"), _key_callbacks(t, KEY_ASSIGNED, "s")
+    # the earliest key-revoked of A's partition after A leaves the most room for B's key-assigned
+    first_revoke = (cross.select("index", a.topic.alias("topic"), a.partition.alias("pa"), a.index.alias("ia"),
+                                 b.partition.alias("pb"), b.index.alias("ib"))
+                    .join(revoked, (F.col("r_topic") == F.col("topic")) & (F.col("r_partition") == F.col("pa"))
+                          & (F.col("r") > F.col("ia")) & (F.col("r") < F.col("ib")))
+                    .groupBy("index", "topic", "pb", "ib").agg(F.min("r").alias("r")))
+    moved = first_revoke.join(assigned, (F.col("s_topic") == F.col("topic")) & (F.col("s_partition") == F.col("pb"))
+                              & (F.col("s") > F.col("r")) & (F.col("s") < F.col("ib")), "left_semi").select("index")
+    unmoved = cross.join(moved, ["index"], "left_anti")
+    df = rows(pairs.filter(out_of_order), F.lit(OUT_OF_ORDER)).unionByName(
+        rows(unmoved, F.format_string(NOT_MOVED, a.partition, b.partition)))
+    return _found(df, ["index"], cross_partition_pairs=_one_count(cross))
+
+
+def _key_callbacks(t: SparkTables, f: str, name: str) -> Any:
+    """(name_topic, name_partition, name): the `f` key callbacks, the index as `name`."""
+    F = t.F
+    return t.key_callbacks.filter(F.col("f") == f).select(F.col("topic").alias(f"{name}_topic"),
+                                                          F.col("partition").alias(f"{name}_partition"),
+                                                          F.col("index").alias(name))
 
 
 def truncation_undetected(t: SparkTables) -> Plan:

@@ -176,6 +176,10 @@ class AdminClient:
                 failures.append(str(e))
         raise WireError(f"no bootstrap broker answered {type(request).__name__}: " + "; ".join(failures))
 
+    def start_from_next_broker(self) -> None:
+        """Bootstrap requests go first to the next broker in the list from now on (round robin)."""
+        self.bootstrap.append(self.bootstrap.pop(0))
+
     # --- metadata --------------------------------------------------------------------------
     def metadata(self, topics: list[str] | None = None) -> dict[str, TopicInfo]:
         """Topics (all when None) as Metadata v12 shows them, with the KIP fields."""

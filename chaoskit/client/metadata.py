@@ -4,6 +4,12 @@ a freeze switch for the chaos "stale metadata" fault.
 Built on the AdminClient's wire layer (one blocking WireClient per broker). While frozen,
 `refresh()` keeps the last answer, so the client goes on with an old `undeleted_partition_count`
 and old leaders exactly as a client whose metadata requests are lost would.
+
+Each refresh asks the next broker in turn, and a topic whose answer shows a partition at a lower
+leader epoch than one already seen is kept as it was (KIP-320's epochs in Metadata): a broker the
+controller no longer updates, a zombie, would otherwise be all the client ever hears from when it
+comes first in the bootstrap list. (A topic deleted and created again under the same name starts
+its epochs over; this view would keep the old one, which no run does.)
 """
 from __future__ import annotations
 
@@ -17,6 +23,14 @@ from chaoskit.protocol.wire_client import WireClient
 
 class MetadataError(Exception):
     """A topic the client needs is missing or not usable."""
+
+
+def _older(info: TopicInfo, known: TopicInfo | None) -> bool:
+    """Does `info` show some partition at a lower leader epoch than `known` did? (a stale answer)"""
+    if known is None:
+        return False
+    return any(p in known.partitions and part.leader_epoch < known.partitions[p].leader_epoch
+               for p, part in info.partitions.items())
 
 
 class ClusterView:
@@ -38,8 +52,12 @@ class ClusterView:
         wanted = sorted(set(topics))
         if self.frozen and all(t in self.topics for t in wanted):
             return self.topics
-        for name, info in self.admin.metadata(wanted).items():
-            if info.error == ErrorCode.NONE:
+        try:
+            answer = self.admin.metadata(wanted)
+        finally:
+            self.admin.start_from_next_broker()  # the next refresh asks another broker
+        for name, info in answer.items():
+            if info.error == ErrorCode.NONE and not _older(info, self.topics.get(name)):
                 self.topics[name] = info
         self.refreshed_at = time.monotonic()
         return self.topics

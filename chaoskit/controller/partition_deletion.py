@@ -141,7 +141,9 @@ def on_replica_deleted(ctl: Controller, arg: tuple[TopicPartition, int, int]) ->
                     tp[0], tp[1], bid, code)
         return
     pending.discard(bid)
-    if not pending:
+    if pending:
+        log.info("%s-%d: broker %d deleted its replica; still waiting on %s", tp[0], tp[1], bid, sorted(pending))
+    else:
         remove(ctl, tp)
 
 

@@ -16,6 +16,7 @@ from kafka.protocol.consumer import ListOffsetsRequest
 from chaoskit.controller.zk_layout import BrokerRegistration, PartitionState, TopicAssignment
 from chaoskit.protocol.extensions import UNKNOWN_COUNT
 from chaoskit.protocol.internal import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
+from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID
 
 TopicPartition = tuple[str, int]
 
@@ -31,7 +32,6 @@ _SR_PART = _SR_TOPIC.StopReplicaPartitionState
 _LO_TOPIC = ListOffsetsRequest.ListOffsetsTopic
 
 LIST_OFFSETS_VERSION = 5
-DEBUGGING_REPLICA_ID = -2  # Kafka's: a ListOffsets that sees the log end, not the high watermark
 
 
 def _by_topic(items: Iterable[tuple[str, object]]) -> dict[str, list[object]]:

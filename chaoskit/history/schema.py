@@ -10,6 +10,8 @@ TYPES = ("invoke", "ok", "fail", "info")
 COLUMNS = ("index", "time_ns", "process", "type", "f", "value", "error", "topic", "partition", "key", "offset",
            "leader_epoch", "node")
 INT_COLUMNS = ("index", "time_ns", "partition", "offset", "leader_epoch")
+# KIP-253's key callbacks (value = [[topic, partition], ...]): a key leaves its partition, then arrives in another
+KEY_REVOKED, KEY_ASSIGNED = "on_partition_key_maybe_revoked", "on_partition_key_assigned"
 
 
 def value_text(value: Any) -> str | None:

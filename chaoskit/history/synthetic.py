@@ -4,12 +4,14 @@
     s.ops        # the history (ops of docs/history.md, index and time_ns stamped)
     s.expected   # {check name: anomalies planted}; every other check must find 0
 
-A small simulated topic: producers send keyed values (key kN lives in partition N % partitions),
+A small simulated topic: producers send keyed values (key kN starts in partition N % partitions),
 each partition is a log, consumers own partitions and poll them in offset order, rebalance
 callbacks and a coordinator observation per consumer are recorded, nemesis windows come and go
-(send latency grows inside them), and at the end every consumer drains and the last partition
-turns ReadOnly. A clean history breaks no check. Each plant adds one anomaly the way a broken
-cluster or client would, on keys of its own so it cannot trip another check by accident:
+(send latency grows inside them), now and then a key moves to another partition as KIP-253 moves
+it (its old partition drained, key-revoked, then key-assigned, then the new partition takes its
+sends), and at the end every consumer drains and the last partition turns ReadOnly. A clean
+history breaks no check. Each plant adds one anomaly the way a broken cluster or client would,
+on keys of its own so it cannot trip another check by accident:
 
 * lost-write: a consumer is re-assigned past an acknowledged record (it is never read, a later one is);
 * unseen: an acknowledged record at the end that no poll reads;
@@ -22,6 +24,8 @@ cluster or client would, on keys of its own so it cannot trip another check by a
 * nonmonotonic-poll: a consumer is rewound one poll without a rebalance;
 * nonmonotonic-send: two sends of one producer land in the log in the opposite order;
 * key-order: a key's second send goes to another partition and is delivered first;
+* key-callbacks: a key moves to another partition and is delivered in order, but once with no
+  key callbacks between the deliveries and once with key-assigned before key-revoked (two key-order);
 * write-to-readonly: a send acknowledged after its partition became ReadOnly;
 * coordinator-split: a consumer finds its group on a second coordinator partition.
 
@@ -33,13 +37,15 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from chaoskit.history.schema import Op
+from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op
 
 KINDS = ("lost-write", "unseen", "duplicate", "inconsistent-offsets", "poll-skip", "nonmonotonic-poll",
-         "nonmonotonic-send", "key-order", "truncation-undetected", "write-to-readonly", "coordinator-split")
+         "nonmonotonic-send", "key-order", "key-callbacks", "truncation-undetected", "write-to-readonly",
+         "coordinator-split")
 # what each plant makes the checks find (every other check: nothing)
 FINDS: dict[str, dict[str, int]] = {k: {k: 1} for k in KINDS}
 FINDS["truncation-undetected"] = {"truncation-undetected": 1, "inconsistent-offsets": 1}
+FINDS["key-callbacks"] = {"key-order": 2}
 _AT_END = ("write-to-readonly", "unseen")
 TOPIC, GROUP = "orders", "chaoskit-synthetic"
 
@@ -102,6 +108,7 @@ class _Sim:
         self.logs: list[list[tuple[Any, list[Any]]]] = [[] for _ in range(partitions)]  # (key, value) by offset
         self.epochs = [0] * partitions
         self.owner = {p: self.consumers[p % consumers] for p in range(partitions)}
+        self.home = {f"k{k}": k % partitions for k in range(keys)}  # where each key's sends go now
         self.pos: dict[tuple[int, int], int] = {}
         self.seq = 0
         self.fresh = 0
@@ -193,6 +200,20 @@ class _Sim:
         self.emit_assigned(old)
         self.emit_assigned(to)
 
+    def key_callback(self, f: str, p: int) -> None:
+        self.emit({"process": self.owner[p], "type": "ok", "f": f, "value": [[TOPIC, p]]})
+
+    def move_key(self) -> None:
+        """KIP-253's move of a key, done right: everything sent to its old partition is delivered,
+        then that partition's consumer reports key-revoked and the new one's key-assigned."""
+        key = f"k{self.rng.randrange(self.keys)}"
+        old = self.home[key]
+        new = self.rng.choice([p for p in range(self.partitions) if p != old])
+        self.drain(self.owner[old])
+        self.key_callback(KEY_REVOKED, old)
+        self.key_callback(KEY_ASSIGNED, new)
+        self.home[key] = new
+
     def nemesis(self) -> None:
         if self.window is None:
             self.windows += 1
@@ -209,17 +230,20 @@ class _Sim:
         r = self.rng.random()
         if r < 0.0005:
             self.nemesis()
+        elif r < 0.0025:
+            self.move_key()
         elif r < 0.6:
             k = self.rng.randrange(self.keys)
             producer = self.producers[k % len(self.producers)] if self.rng.random() < 0.5 else \
                 self.rng.choice(self.producers)
+            key = f"k{k}"
             s = self.rng.random()
             if s < 0.01:
-                self.send(producer, f"k{k}", k % self.partitions, "info", written=s < 0.005)
+                self.send(producer, key, self.home[key], "info", written=s < 0.005)
             elif s < 0.015:
-                self.send(producer, f"k{k}", k % self.partitions, "fail", written=False)
+                self.send(producer, key, self.home[key], "fail", written=False)
             else:
-                self.send(producer, f"k{k}", k % self.partitions)
+                self.send(producer, key, self.home[key])
         else:
             self.poll(self.rng.choice(self.consumers), limit=self.rng.randint(1, 50))
 
@@ -320,6 +344,18 @@ class _Sim:
         self.send(producer, key, p2)
         self.poll(self.owner[p2])
         self.poll(self.owner[p1])
+
+    def plant_key_callbacks(self) -> None:
+        p1 = 0
+        p2 = next(p for p in range(self.partitions) if self.owner[p] != self.owner[p1])
+        for callbacks in ((), (KEY_ASSIGNED, KEY_REVOKED)):
+            key, producer = self.fresh_key("unannounced"), self.producers[0]
+            self.send(producer, key, p1)
+            self.drain(self.owner[p1])
+            for f in callbacks:  # the wrong order: assigned before revoked
+                self.key_callback(f, p2 if f == KEY_ASSIGNED else p1)
+            self.send(producer, key, p2)
+            self.drain(self.owner[p2])
 
     def plant_write_to_readonly(self) -> None:
         p = self.partitions - 1

@@ -11,6 +11,9 @@ from typing import Any
 from chaoskit.protocol.wire_client import WireClient
 
 LATEST, EARLIEST = -1, -2  # ListOffsets timestamps
+# Kafka's debugging replica id: a ListOffsets from it sees the log end, not the high watermark, and
+# (with no leader epoch named) any replica answers it, a follower too
+DEBUGGING_REPLICA_ID = -2
 
 
 def produce(client: WireClient, topic: str, partition: int, batch: bytes, acks: int = -1,
@@ -46,6 +49,18 @@ def list_offset(client: WireClient, topic: str, partition: int, timestamp: int, 
         t.ListOffsetsPartition(partition_index=partition, current_leader_epoch=current_leader_epoch,
                                timestamp=timestamp)])])
     return client.request(request, version).topics[0].partitions[0]
+
+
+def nemesis_client(address: tuple[str, int]) -> WireClient:
+    """A short-lived connection for a fault's one request (bounded, named as the nemesis)."""
+    return WireClient(*address, timeout=5.0, client_id="chaoskit-nemesis")
+
+
+def latest_offset(address: tuple[str, int], topic: str, partition: int, replica_id: int = -1) -> Any:
+    """One ListOffsets(latest) on a fresh connection to `address`: the high watermark (replica_id -1)
+    or the replica's log end (DEBUGGING_REPLICA_ID); the partition's answer (error_code, offset)."""
+    with nemesis_client(address) as client:
+        return list_offset(client, topic, partition, LATEST, replica_id=replica_id)
 
 
 def epoch_end(client: WireClient, topic: str, partition: int, leader_epoch: int, current_leader_epoch: int = -1,

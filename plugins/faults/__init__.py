@@ -1,4 +1,4 @@
-"""Built-in fault packs: partitions, process faults, zombies, unclean elections, stale metadata, link toxics.
+"""Built-in fault packs: partitions, process faults, zombies (and KAFKA-6880's zombie-rejoin story), unclean elections, stale metadata, link toxics.
 
 `FAULTS` maps each fault's name to its factory (keyword options become the defaults of every
 window's params); plugins/builtin.py registers it through the `chaoskit_add_faults` hook.
@@ -13,9 +13,11 @@ from chaoskit_plugins.faults.cluster_faults import (AdminFault, FreezeClientMeta
                                                     UncleanElectionFault, ZombieFault)
 from chaoskit_plugins.faults.network import TOXICS, PartitionFault, ToxicFault
 from chaoskit_plugins.faults.process import KillFault, PauseFault, RestartFault
+from chaoskit_plugins.faults.zombie_rejoin import ZombieRejoinFault
 
 FAULTS: dict[str, Callable[..., Any]] = {
     cls.name: cls for cls in (PartitionFault, KillFault, PauseFault, RestartFault, ZombieFault,
-                              UncleanElectionFault, StaleMetadataFault, FreezeClientMetadataFault, AdminFault)
+                              UncleanElectionFault, StaleMetadataFault, FreezeClientMetadataFault, AdminFault,
+                              ZombieRejoinFault)
 }
 FAULTS.update({name: partial(ToxicFault, name) for name in TOXICS})

@@ -30,8 +30,8 @@ from chaoskit.controller.zk_layout import NO_LEADER
 from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit.nemesis.link_sets import isolate
 from chaoskit.nemesis.targets import parse_target
-from chaoskit.protocol.requests import LATEST, list_offset
-from chaoskit.protocol.wire_client import WireClient
+from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID, latest_offset
+from chaoskit.protocol.wire_client import WireError
 
 
 def _broker(ctx: Any, target: str, pick: int) -> Any:
@@ -41,6 +41,32 @@ def _broker(ctx: Any, target: str, pick: int) -> Any:
     return node
 
 
+def replica_offset(broker: Any, topic: str, partition: int, replica_id: int = -1) -> int:
+    """The broker's high watermark (replica_id -1) or its own log end (DEBUGGING_REPLICA_ID) for the
+    partition; NotReady when it answers with an error (a wait_for condition takes that as "not yet")."""
+    answer = latest_offset(broker.address, topic, partition, replica_id)
+    if answer.error_code:
+        raise NotReady(f"{broker.name} answered ListOffsets with error {answer.error_code}")
+    return int(answer.offset)
+
+
+def zookeeper_links(ctx: Any, broker: Any) -> list[str]:
+    """The broker's links to the ZooKeeper ensemble: cut them all and its session expires."""
+    return [l.name for l in ctx.links if l.source == broker.name and l.target.startswith("zookeeper-")]
+
+
+def led_partition(ctx: Any, fault: str, target: str, pick: int) -> tuple[str, int, Any, list[int]]:
+    """A `leader-of:<topic>/<p>` target as it stands now: topic, partition, the leading broker and
+    the ids of the partition's other replicas. Faults staged around one partition start here."""
+    t = parse_target(target)
+    if t.kind != "leader-of":
+        raise ValueError(f"{fault} needs a target leader-of:<topic>/<partition>, got {target!r}")
+    assert t.topic is not None and t.partition is not None
+    leader = _broker(ctx, target, pick)
+    replicas = (ctx.cluster.view.assignment(t.topic) or {}).get(t.partition, [])
+    return t.topic, t.partition, leader, [r for r in replicas if r != leader.broker_id]
+
+
 class ZombieFault(WindowedFault):
     name = "zombie"
 
@@ -48,7 +74,7 @@ class ZombieFault(WindowedFault):
         check_params(self.name, params, {"wait_expiry", "timeout_s", "how"})
         ctx = self.context
         broker = _broker(ctx, target, pick)
-        links = [l.name for l in ctx.links if l.source == broker.name and l.target.startswith("zookeeper-")]
+        links = zookeeper_links(ctx, broker)
         how = params.get("how", "refuse")
         ctx.cutter.cut(links, how)
         state: dict[str, Any] = {"broker": broker.broker_id, "node": broker.name, "links": links, "how": how}
@@ -71,18 +97,12 @@ class UncleanElectionFault(WindowedFault):
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         check_params(self.name, params, self.PARAMS)
-        t = parse_target(target)
-        if t.kind != "leader-of":
-            raise ValueError(f"unclean-election needs a target leader-of:<topic>/<partition>, got {target!r}")
         mode = params.get("mode", "kill")
         if mode not in ("kill", "isolate"):
             raise ValueError(f"unclean-election: mode {mode!r} is not kill or isolate")
         ctx, cluster = self.context, self.context.cluster
-        topic, partition = t.topic, t.partition
-        leader = _broker(ctx, target, pick)
-        replicas = (cluster.view.assignment(topic) or {}).get(partition, [])
-        followers = [cluster.brokers[r].name for r in replicas if r != leader.broker_id]
-        fetch_links = [link_name(f, leader.name) for f in followers]
+        topic, partition, leader, followers = led_partition(ctx, self.name, target, pick)
+        fetch_links = [link_name(cluster.brokers[f].name, leader.name) for f in followers]
         ctx.cutter.cut(fetch_links)
         state: dict[str, Any] = {"topic": topic, "partition": partition, "broker": leader.broker_id,
                                  "node": leader.name, "mode": mode, "isolated": []}
@@ -92,7 +112,7 @@ class UncleanElectionFault(WindowedFault):
                               float(params.get("isr_timeout_s", 30)),
                               f"the ISR of {topic}/{partition} shrinking to its leader {leader.name}", leader.log_path)
             state["solo_epoch"] = shrunk.leader_epoch
-            state["solo_from"] = base = self._high_watermark(leader, topic, partition)
+            state["solo_from"] = base = self._furthest_follower(leader, followers, topic, partition)
             want = base + int(params.get("solo_writes", 1))
             try:
                 wait_for(lambda: self._high_watermark(leader, topic, partition) >= want,
@@ -119,8 +139,19 @@ class UncleanElectionFault(WindowedFault):
 
     @staticmethod
     def _high_watermark(broker: Any, topic: str, partition: int) -> int:
-        with WireClient(*broker.address, timeout=5.0, client_id="chaoskit-nemesis") as client:
-            return int(list_offset(client, topic, partition, LATEST).offset)
+        return int(latest_offset(broker.address, topic, partition).offset)
+
+    def _furthest_follower(self, leader: Any, followers: list[int], topic: str, partition: int) -> int:
+        """Where the cut followers' logs end (asked as Kafka's debugging replica): past it, the records
+        are the leader's alone. Not the leader's high watermark when the ISR shrank: the leader
+        raises that only once it has applied the shrink it wrote to ZooKeeper."""
+        cluster, ends = self.context.cluster, []
+        for f in followers:
+            try:
+                ends.append(replica_offset(cluster.brokers[f], topic, partition, DEBUGGING_REPLICA_ID))
+            except (WireError, NotReady):
+                continue  # a follower that is down (or does not have the partition) cannot be elected now
+        return max(ends) if ends else self._high_watermark(leader, topic, partition)
 
     def stop(self, state: dict[str, Any]) -> dict[str, Any]:
         ctx, cluster = self.context, self.context.cluster
@@ -182,7 +213,7 @@ class AdminFault(WindowedFault):
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         from chaoskit.client.admin import AdminClient
 
-        check_params(self.name, params, {"op", "topic", "to", "by", "delay_ms"})
+        check_params(self.name, params, {"op", "topic", "to", "by", "delay_ms", "written_within_s"})
         op, topic = params.get("op"), params.get("topic")
         if op not in ("expand", "shrink") or not topic:
             raise ValueError(f"admin: needs op expand|shrink and a topic, got op={op!r} topic={topic!r}")
@@ -192,6 +223,8 @@ class AdminFault(WindowedFault):
             info = admin.topic(topic)
             before = info.undeleted_partition_count or len(info.partitions) - len(info.marked_for_deletion)
             count = int(params["to"]) if "to" in params else before + int(params["by"])
+            if op == "shrink" and "written_within_s" in params:
+                self._await_records(topic, range(count, before), float(params["written_within_s"]))
             change = {"process": "admin", "f": op, "topic": topic, "value": {"count": count}}
             self._record({**change, "type": "invoke"})
             try:
@@ -210,6 +243,20 @@ class AdminFault(WindowedFault):
                 self._record({"process": "admin", "type": "ok", "f": "partition-mode", "topic": topic,
                               "partition": partition, "value": {"mode": mode.label}})
         return {"op": op, "topic": topic, "from": before, "to": count}
+
+    def _await_records(self, topic: str, partitions: range, timeout_s: float) -> None:
+        """Acknowledged records on a partition the shrink removes (high watermark past 0), so the
+        removal has something to lose; producers held up by another fault make this take a while.
+        Not on every one: a workload's keys need not hash to each partition."""
+        cluster = self.context.cluster
+
+        def written(partition: int) -> bool:
+            s = cluster.partition_state(topic, partition)
+            return s is not None and s.leader != NO_LEADER and replica_offset(cluster.brokers[s.leader], topic,
+                                                                               partition) > 0
+
+        wait_for(lambda: any(written(p) for p in partitions), timeout_s,
+                 f"acknowledged records on one of {topic} partitions {list(partitions)} before they are removed")
 
     def _record(self, op: dict[str, Any]) -> None:
         if self.context.record is not None:

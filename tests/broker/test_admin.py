@@ -47,8 +47,11 @@ def test_create_grow_and_delete_a_topic(admin_cluster):
     assert sorted(assignment(controller, "orders")) == [0, 1, 2, 3, 4]
     assert assignment(controller, "orders")[0] == placed[0]  # existing partitions stay put
     admin.delete_topics(["orders"])
-    assert "orders" not in admin.list_topics()
-    assert not [d for b in brokers.values() for d in b.log_dir.glob("orders-*")]  # StopReplica deleted them
+    # The answer waits for the receiving broker's metadata; list_topics may ask another broker, whose
+    # UpdateMetadata can land a moment later (as in Kafka), so the others get a bounded wait.
+    wait_for(lambda: "orders" not in admin.list_topics(), 10, "every broker's metadata dropping 'orders'")
+    wait_for(lambda: not [d for b in brokers.values() for d in b.log_dir.glob("orders-*")], 10,
+             "StopReplica deleting the replicas' log directories")
 
 
 def test_bad_create_requests_are_refused_and_write_nothing(admin_cluster):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.protocol.consumer import OffsetCommitRequest
 
 from chaoskit.cluster.waiting import wait_for
 from chaoskit.protocol.errors import ErrorCode
@@ -115,6 +116,22 @@ def test_consumers_read_to_the_high_watermark_followers_to_the_log_end(start_bro
         assert slow.error_code == ErrorCode.REQUEST_TIMED_OUT
 
 
+def test_the_debugging_replica_id_reads_a_followers_own_log_end(start_brokers, wire):
+    """Kafka's debugging id (-2) may ask any replica: how a fault sees what a zombie follower holds.
+    Naming a leader epoch (as the controller does), or asking as a consumer, still needs the leader."""
+    controller, brokers = start_brokers(2, **{"replica.lag.time.max.ms": 60000})
+    controller.create_topic("dbg", {0: [1, 2]})
+    with brokers[1].client() as c:
+        for i in range(3):
+            assert wire.produce(c, "dbg", 0, build_batch([(None, b"%d" % i)]), acks=-1).error_code == ErrorCode.NONE
+    with brokers[2].client() as c:
+        wait_for(lambda: wire.list_offset(c, "dbg", 0, -1, replica_id=-2).offset == 3, 10,
+                 "the follower's log end reaching 3", brokers[2].log_path)
+        assert wire.list_offset(c, "dbg", 0, -1, replica_id=-2, current_leader_epoch=0).error_code == \
+            ErrorCode.NOT_LEADER_OR_FOLLOWER
+        assert wire.list_offset(c, "dbg", 0, -1).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
 def test_a_new_follower_truncates_what_the_leader_never_had(start_brokers, wire):
     controller, brokers = start_brokers(2, **{"replica.lag.time.max.ms": 60000})
     controller.create_topic("diverge", {0: [1, 2]})
@@ -152,3 +169,32 @@ def test_a_deposed_leader_stops_leading_when_its_isr_change_is_refused(start_bro
     assert refused.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
     # its ISR of [1] never landed (broker 2, the real leader, may have dropped broker 1 by now)
     assert controller.refresh_isr("deposed", 0) in ([1, 2], [2])
+
+
+def test_a_leader_zookeeper_shows_at_a_newer_epoch_keeps_leading_and_serving_its_groups(start_brokers):
+    """The controller rewrote broker 1's leadership at epoch 1 (as when it drops a dead follower) and
+    its LeaderAndIsr is still on the way when broker 1's own ISR change is refused. Broker 1 still
+    leads: it waits for epoch 1 instead of stepping down, and its group coordinator keeps serving the
+    groups of that `__consumer_offsets` partition once epoch 1 arrives."""
+    controller, brokers = start_brokers(2, **{"replica.lag.time.max.ms": 500})
+    controller.create_topic("__consumer_offsets", {0: [1, 2]})
+    controller.create_topic("t", {0: [1]})  # offsets are taken for existing partitions only
+    T = OffsetCommitRequest.OffsetCommitRequestTopic
+    commit = OffsetCommitRequest(group_id="g", generation_id_or_member_epoch=-1, member_id="", topics=[
+        T(name="t", partitions=[T.OffsetCommitRequestPartition(partition_index=0, committed_offset=7,
+                                                               committed_metadata="")])])
+
+    def committed() -> bool:
+        with brokers[1].client() as c:
+            return c.request(commit, 2).topics[0].partitions[0].error_code == ErrorCode.NONE
+
+    wait_for(committed, 10, "broker 1 coordinating group g", brokers[1].log_path)
+    controller.elect("__consumer_offsets", 0, leader=1, replicas=[1, 2], isr=[1, 2], send_to=[])
+    brokers[2].stop()  # broker 1 tries to drop it at epoch 0; ZooKeeper has epoch 1
+    refused = ("waiting for the controller", "no longer leading")  # what a broker logs, either way
+    wait_for(lambda: any(m in brokers[1].log_text() for m in refused), 10, "broker 1's ISR change refused",
+             brokers[1].log_path)
+    controller.leader_and_isr(1, [("__consumer_offsets", 0)])
+    wait_for(lambda: controller.refresh_isr("__consumer_offsets", 0) == [1], 10, "broker 1 dropping 2 at epoch 1",
+             brokers[1].log_path)
+    wait_for(committed, 15, "broker 1 still coordinating group g at epoch 1", brokers[1].log_path)

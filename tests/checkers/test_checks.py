@@ -2,6 +2,9 @@
 in test_spark_checks.py)."""
 from __future__ import annotations
 
+import pytest
+
+from chaoskit.checkers.findings import NOT_MOVED, OUT_OF_ORDER
 from chaoskit.checkers.run import run_checks
 
 T = "t"
@@ -38,6 +41,61 @@ def test_key_order_across_partitions_and_consumers():
     in_order = send(0, 0, "k", 1, 0, 0) + send(2, 0, "k", 2, 1, 0) \
         + poll(4, 11, (0, 0, "k", 0, 1)) + poll(6, 10, (1, 0, "k", 0, 2))
     assert result(in_order, "key-order").valid is True
+
+
+def key_cb(i, f, *tps):
+    """A key callback op: f "revoked" or "assigned", naming (topic, partition) pairs."""
+    name = "on_partition_key_maybe_revoked" if f == "revoked" else "on_partition_key_assigned"
+    return {"index": i, "process": 10 if f == "revoked" else 11, "type": "ok", "f": name,
+            "value": sorted([t, p] for t, p in tps)}
+
+
+# key k sent by process 0 to p0 then p1 (ops 0-3), A delivered at op 5 by one consumer and B at op 9
+# by another unless said otherwise; ops 6 and 7 between them: (ops, anomalies, cross-partition pairs checked)
+A_THEN_B = send(0, 0, "k", 1, 0, 0) + send(2, 0, "k", 2, 1, 0)
+POLL_A, POLL_B = poll(4, 10, (0, 0, "k", 0, 1)), poll(8, 11, (1, 0, "k", 0, 2))
+KEY_MOVES = {
+    "revoked-then-assigned": (A_THEN_B + POLL_A + [key_cb(6, "revoked", (T, 0)), key_cb(7, "assigned", (T, 1))]
+                              + POLL_B, 0, 1),
+    "in-lists-of-partitions": (A_THEN_B + POLL_A + [key_cb(6, "revoked", (T, 0), (T, 2)),
+                                                    key_cb(7, "assigned", (T, 3), (T, 1))] + POLL_B, 0, 1),
+    "assigned-then-revoked": (A_THEN_B + POLL_A + [key_cb(6, "assigned", (T, 1)), key_cb(7, "revoked", (T, 0))]
+                              + POLL_B, 1, 1),
+    "revoked-before-a": (A_THEN_B + [key_cb(4, "revoked", (T, 0))] + poll(5, 10, (0, 0, "k", 0, 1))
+                         + [key_cb(7, "assigned", (T, 1))] + POLL_B, 1, 1),
+    "assigned-after-b": (A_THEN_B + POLL_A + [key_cb(6, "revoked", (T, 0))] + poll(7, 11, (1, 0, "k", 0, 2))
+                         + [key_cb(9, "assigned", (T, 1))], 1, 1),
+    "revoked-of-another-partition": (A_THEN_B + POLL_A + [key_cb(6, "revoked", (T, 2)),
+                                                          key_cb(7, "assigned", (T, 1))] + POLL_B, 1, 1),
+    "assigned-on-another-topic": (A_THEN_B + POLL_A + [key_cb(6, "revoked", (T, 0)), key_cb(7, "assigned", ("u", 1))]
+                                  + POLL_B, 1, 1),
+    "callbacks-only-after-b": (A_THEN_B + POLL_A + POLL_B + [key_cb(10, "revoked", (T, 0)),
+                                                             key_cb(11, "assigned", (T, 1))], 1, 1),
+    # not checked: a topic without key callbacks (a client without KIP-253's key listener)
+    "only-another-topic-has-callbacks": (A_THEN_B + POLL_A + [key_cb(6, "revoked", ("u", 0)),
+                                                              key_cb(7, "assigned", ("u", 1))] + POLL_B, 0, 0),
+    "no-key-callbacks": (A_THEN_B + POLL_A + POLL_B, 0, 0),
+    # not checked: one partition
+    "same-partition": (send(0, 0, "k", 1, 0, 0) + send(2, 0, "k", 2, 0, 1) + POLL_A + [key_cb(6, "assigned", (T, 1))]
+                       + poll(8, 11, (0, 1, "k", 0, 2)), 0, 0),
+    # the partitions are the deliveries': an indeterminate send has none of its own
+    "indeterminate-a": (send(0, 0, "k", 1, None, None, kind="info") + send(2, 0, "k", 2, 1, 0) + POLL_A
+                        + [key_cb(6, "revoked", (T, 0)), key_cb(7, "assigned", (T, 1))] + POLL_B, 0, 1),
+    # out of order is reported once, as such, whatever the callbacks
+    "out-of-order": (A_THEN_B + poll(4, 11, (1, 0, "k", 0, 2)) + [key_cb(6, "assigned", (T, 1))]
+                     + poll(8, 10, (0, 0, "k", 0, 1)), 1, 0),
+}
+
+
+@pytest.mark.parametrize("case", KEY_MOVES)
+def test_key_order_between_partitions_needs_key_revoked_then_key_assigned_between_the_deliveries(case):
+    ops, anomalies, cross = KEY_MOVES[case]
+    r = result(ops, "key-order")
+    assert (r.counts["anomalies"], r.counts["cross_partition_pairs"]) == (anomalies, cross)
+    if anomalies:
+        w = r.witnesses[0]
+        assert w["reason"] == (OUT_OF_ORDER if case == "out-of-order" else NOT_MOVED % (0, 1))
+        assert w["reason"] in w["explanation"] and (w["first_delivered"], w["second_delivered"]) != (None, None)
 
 
 def test_a_rebalance_resets_poll_order_but_a_rewind_without_one_is_nonmonotonic():

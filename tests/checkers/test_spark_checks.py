@@ -37,3 +37,26 @@ def test_a_spark_check_that_raises_is_unknown_and_the_others_still_run(spark, mo
     assert "RuntimeError: boom" in verdict.results["duplicate"].error
     assert verdict.results["unseen"].valid is True
     assert verdict.valid == "unknown"
+
+
+def _relabel(x, n):
+    """Case n's copy of a KEY_MOVES value: its own topics and key, so the cases share one history."""
+    if isinstance(x, list):
+        return [_relabel(v, n) for v in x]
+    return f"{x}{n}" if x in ("t", "u", "k") else x
+
+
+def test_spark_and_local_agree_on_key_moves_between_partitions(spark):
+    from .test_checks import KEY_MOVES
+
+    ops, keys, cross = [], set(), 0
+    for n, (case_ops, anomalies, pairs) in enumerate(KEY_MOVES.values()):
+        ops += [{**op, **{c: _relabel(op[c], n) for c in ("topic", "key", "value") if c in op},
+                 "index": 100 * n + op["index"]} for op in case_ops]
+        keys |= {f"k{n}"} if anomalies else set()
+        cross += pairs
+    on_spark = run_checks(ops, ["key-order"], engine="spark")
+    assert on_spark.to_json() == run_checks(ops, ["key-order"], engine="local").to_json()
+    r = on_spark.results["key-order"]
+    assert r.counts == {"anomalies": len(keys), "cross_partition_pairs": cross}
+    assert {w["key"] for w in r.witnesses} == keys

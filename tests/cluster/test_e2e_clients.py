@@ -175,8 +175,12 @@ class Stream:
         self.consumed_at: list[float] = []
         self._stop = threading.Event()
         self._producer = kafka_python_producer(cluster, retries=1_000_000, request_timeout_ms=10_000)
+        # A group leader that assigns before its first metadata answer names the topic's partitions
+        # assigns nothing ("No partition metadata") and rejoins only when its metadata changes; a
+        # short max age bounds that wait (the default is 5 minutes).
         self._consumer = KafkaConsumer(topic, group_id=f"{topic}-group", bootstrap_servers=cluster.bootstrap_servers,
-                                       auto_offset_reset="earliest", enable_auto_commit=True)
+                                       auto_offset_reset="earliest", enable_auto_commit=True,
+                                       metadata_max_age_ms=5000)
         self.topic = topic
         self._threads = [threading.Thread(target=self._produce, daemon=True),
                          threading.Thread(target=self._consume, daemon=True)]
@@ -206,6 +210,11 @@ class Stream:
                     self.consumed.append((r.partition, r.offset, r.key, r.value))
                     self.consumed_at.append(now)
 
+    def describe(self) -> str:
+        """What the stream has done so far, for a timeout's message."""
+        return (f"the stream flowing: {len(self.acked)} acknowledged, {len(self.consumed)} consumed, "
+                f"group assignment {sorted(self._consumer.assignment())}, producer errors {self.errors[:3]}")
+
     def stop(self) -> None:
         self._stop.set()
         for t in self._threads:
@@ -232,7 +241,7 @@ def test_killing_a_leader_mid_stream_loses_no_acknowledged_record(cluster: Local
     create_topic(cluster, "failover", config={"min.insync.replicas": "2"})
     stream = Stream(cluster, "failover")
     try:
-        wait_for(lambda: len(stream.acked) >= 3000 and len(stream.consumed) >= 1000, 60, "the stream flowing")
+        wait_for(lambda: len(stream.acked) >= 3000 and len(stream.consumed) >= 1000, 60, stream.describe)
         before = cluster.partition_state("failover", 0)
         leader = cluster.leader_of("failover", 0)
         assert before is not None and leader is not None

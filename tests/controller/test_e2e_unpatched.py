@@ -106,7 +106,10 @@ def test_expanding_consumer_offsets_splits_the_coordinator(cluster: LocalCluster
         commit = OffsetCommitRequest(group_id=offsets_group, generation_id_or_member_epoch=-1, member_id="",
                                      topics=[T(name="plain", partitions=[T.OffsetCommitRequestPartition(
                                          partition_index=0, committed_offset=offset, committed_metadata="")])])
-        assert ask(cluster, node, commit, 2).topics[0].partitions[0].error_code == ErrorCode.NONE, node
+        # a leader takes its __consumer_offsets partitions as the LeaderAndIsr it was sent arrives, after
+        # ZooKeeper shows it leading: until then it answers NOT_COORDINATOR (a commit may be repeated)
+        wait_for(lambda: ask(cluster, node, commit, 2).topics[0].partitions[0].error_code == ErrorCode.NONE, 30,
+                 f"broker {node} accepting {offsets_group}'s commit", cluster.broker(node).log_path)
     F = OffsetFetchRequest.OffsetFetchRequestTopic
     fetched = {node: ask(cluster, node, OffsetFetchRequest(group_id=offsets_group, topics=[
         F(name="plain", partition_indexes=[0])]), 1).topics[0].partitions[0].committed_offset for node in (3, home)}

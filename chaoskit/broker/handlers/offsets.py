@@ -1,9 +1,13 @@
 """ListOffsets, OffsetForLeaderEpoch and DeleteRecords, all answered by the partition leader.
 
 ListOffsets: -2 earliest (log start), -1 latest (the high watermark for consumers, the log end for
-replicas and Kafka's debugging replica id -2, which the controller uses to see a partition empty), -3 the record with the largest timestamp, else the first record at or after the
-timestamp (best effort: a scan of batch headers). Each answer carries the leader epoch of the
-offset it returns (KIP-320). ListOffsets and OffsetForLeaderEpoch check current_leader_epoch.
+replicas and Kafka's debugging replica id -2, which the controller uses to see a partition empty),
+-3 the record with the largest timestamp, else the first record at or after the timestamp (best
+effort: a scan of batch headers). As in Kafka, the debugging id may ask any replica, a follower
+too, when it names no leader epoch (it then sees that replica's own log end: how the staged faults
+see what a zombie or a cut follower holds); with an epoch (the controller's queries) only the
+leader answers. Each answer carries the leader epoch of the offset it returns (KIP-320).
+ListOffsets and OffsetForLeaderEpoch check current_leader_epoch.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from chaoskit.broker.handlers import handles
 from chaoskit.broker.partition import Partition
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 from chaoskit.protocol.records import decode_records
+from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 
@@ -58,12 +63,13 @@ def _lookup(p: Partition, timestamp: int, replica: bool) -> tuple[int, int]:
     return found
 
 
-def _leader(broker: Any, topic: str, index: int, current_leader_epoch: int) -> Partition:
+def _leader(broker: Any, topic: str, index: int, current_leader_epoch: int, any_replica: bool = False) -> Partition:
     p = broker.replicas.partition(topic, index)
     if p is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{index} is not here")
     p.check_leader_epoch(current_leader_epoch, broker.config.leader_epoch_fencing_enable)
-    p.require_leader()
+    if not any_replica:
+        p.require_leader()
     return p
 
 
@@ -86,9 +92,11 @@ def _per_partition(request_topics: Any, name_of: Callable[[Any], str], answer: C
 async def list_offsets(broker: Any, header: Any, request: Any) -> Any:
     Part = ListOffsetsResponse.ListOffsetsTopicResponse.ListOffsetsPartitionResponse
     replica = request.replica_id != -1  # a replica or the debugging id -2 sees the log end
+    debugging = request.replica_id == DEBUGGING_REPLICA_ID
 
     def answer(topic: str, rp: Any) -> Any:
-        p = _leader(broker, topic, rp.partition_index, rp.current_leader_epoch)
+        p = _leader(broker, topic, rp.partition_index, rp.current_leader_epoch,
+                    any_replica=debugging and rp.current_leader_epoch < 0)
         offset, ts = _lookup(p, rp.timestamp, replica)
         epoch = epoch_at(p, offset) if offset >= 0 else -1
         return Part(partition_index=rp.partition_index, error_code=ErrorCode.NONE, timestamp=ts, offset=offset,

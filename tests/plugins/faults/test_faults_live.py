@@ -139,6 +139,10 @@ def test_a_zombie_still_fetches_while_unregistered_and_is_fenced(cluster: LocalC
 def test_an_unclean_election_truncates_the_returning_leader(cluster: LocalCluster, restore):
     restore(cluster)
     create_topic(cluster, "unc", **{"unclean.leader.election.enable": "true", "min.insync.replicas": "1"})
+    for staged in ("unclean-election", "zombie-rejoin"):  # both are told which partition's story to stage
+        with pytest.raises(ValueError, match=f"{staged} needs a target leader-of:<topic>/<partition>"):
+            with fault(cluster, staged, "broker:1"):
+                pass
     writer = Writer(cluster, "unc")
     try:
         wait_for(lambda: len(writer.acked) >= 50, 30, "writes flowing")

@@ -1,0 +1,54 @@
+"""ClusterView (one module, its AdminClient's answers canned): each refresh asks the next broker,
+and an answer with a lower leader epoch than one already seen (a zombie's, say) is not taken.
+The same behaviour on a real cluster is what suites/test_kip320_zombie.py's patched run relies on."""
+from __future__ import annotations
+
+from chaoskit.client.admin import PartitionInfo, TopicInfo
+from chaoskit.client.metadata import ClusterView
+from chaoskit.protocol.errors import ErrorCode
+
+BOOTSTRAP = "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"
+
+
+def topic(leader: int, epoch: int, partitions: int = 2) -> TopicInfo:
+    parts = {p: PartitionInfo(p, leader, epoch, (1, 2, 3), (1, 2, 3)) for p in range(partitions)}
+    return TopicInfo("orders", ErrorCode.NONE, parts)
+
+
+class Brokers:
+    """Which broker each refresh asked (the first bootstrap address) and what that broker says."""
+
+    def __init__(self, view: ClusterView, answers: dict[int, TopicInfo]) -> None:
+        self.view, self.answers, self.asked = view, answers, []
+        view.admin.metadata = self.metadata  # type: ignore[method-assign]
+
+    def metadata(self, topics: list[str]) -> dict[str, TopicInfo]:
+        port = self.view.admin.bootstrap[0][1]
+        self.asked.append(port)
+        return {"orders": self.answers[port]}
+
+
+def test_refreshes_go_round_the_brokers():
+    view = ClusterView(BOOTSTRAP, "test")
+    brokers = Brokers(view, {1: topic(1, 0), 2: topic(1, 0), 3: topic(1, 0)})
+    for _ in range(4):
+        view.refresh(["orders"])
+    assert brokers.asked == [1, 2, 3, 1]
+
+
+def test_a_stale_answer_does_not_take_back_a_newer_leader():
+    view = ClusterView(BOOTSTRAP, "test")
+    # broker 1 is a zombie: it still names itself leader at epoch 0; the others know epoch 1
+    Brokers(view, {1: topic(1, 0), 2: topic(2, 1), 3: topic(2, 1)})
+    leaders = []
+    for _ in range(6):
+        leaders.append(view.refresh(["orders"])["orders"].partitions[0].leader)
+    assert leaders == [1, 2, 2, 2, 2, 2]
+
+
+def test_a_new_partition_or_a_newer_epoch_is_taken():
+    view = ClusterView(BOOTSTRAP, "test")
+    Brokers(view, {1: topic(1, 3), 2: topic(3, 4, partitions=3), 3: topic(3, 4, partitions=3)})
+    view.refresh(["orders"])
+    got = view.refresh(["orders"])["orders"]
+    assert sorted(got.partitions) == [0, 1, 2] and got.partitions[0].leader_epoch == 4
