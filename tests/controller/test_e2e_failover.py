@@ -46,8 +46,10 @@ def arm(cluster: LocalCluster, failpoint: str) -> int:
     return first.log_path.stat().st_size
 
 
-def kill_at(cluster: LocalCluster, failpoint: str, since: int) -> None:
-    """Wait until controller-1 stops at the failpoint, SIGKILL it, wait for controller-2 to lead."""
+def kill_at(cluster: LocalCluster, failpoint: str, since: int,
+            while_stopped: Callable[[], None] = lambda: None) -> None:
+    """Wait until controller-1 stops at the failpoint, run `while_stopped` (the successor may finish the
+    step at once, so a half-done state is only observable now), SIGKILL it, wait for controller-2 to lead."""
     first = cluster.controller(1)
 
     def stopped() -> bool:
@@ -55,7 +57,10 @@ def kill_at(cluster: LocalCluster, failpoint: str, since: int) -> None:
             log.seek(since)
             return f"failpoint {failpoint} reached".encode() in log.read()
     wait_for(stopped, 30, f"controller-1 at failpoint {failpoint}", first.log_path)
-    first.kill()
+    try:
+        while_stopped()
+    finally:
+        first.kill()  # never leave a controller stuck at a failpoint for the next test
     wait_for(lambda: cluster.view.controller() == 2, 30, "controller-2 took over", cluster.controller(2).log_path)
 
 
@@ -126,9 +131,11 @@ def test_killed_mid_removal(cluster: LocalCluster, admin: AdminClient, kip: Any,
     assert kip.produce(cluster, admin, topic, 2, [b"doomed"]).error_code == ErrorCode.NONE
     since = arm(cluster, failpoint)
     admin.shrink(topic, 2, delay_ms=0)
-    kill_at(cluster, failpoint, since)
-    state = kip.state_znodes(cluster, topic).get(2)
-    assert state is not None and state.mode == PartitionMode.NONE  # stopped between None and the removal
+
+    def half_removed() -> None:  # stopped between mode None and the removal
+        state = kip.state_znodes(cluster, topic).get(2)
+        assert state is not None and state.mode == PartitionMode.NONE, state
+    kill_at(cluster, failpoint, since, half_removed)
     wait_for(lambda: 2 not in kip.znode(cluster, topic).partitions and 2 not in kip.state_znodes(cluster, topic)
              and not kip.directories(cluster, topic, 2), 30, "partition 2 removed by the successor",
              cluster.controller(2).log_path)
