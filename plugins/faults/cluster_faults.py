@@ -115,11 +115,13 @@ class UncleanElectionFault(WindowedFault):
             state["solo_from"] = base = self._furthest_follower(leader, followers, topic, partition)
             want = base + int(params.get("solo_writes", 1))
             try:
-                wait_for(lambda: self._high_watermark(leader, topic, partition) >= want,
+                wait_for(lambda: replica_offset(leader, topic, partition) >= want,
                          float(params.get("solo_timeout_s", 15)), f"writes acknowledged by {leader.name} alone")
             except NotReady:
                 pass  # no workload wrote meanwhile: the election is still unclean, only nothing diverges
-            state["solo_to"] = self._high_watermark(leader, topic, partition)
+            state["solo_to"] = wait_for(lambda: [replica_offset(leader, topic, partition)], 5,
+                                        f"{leader.name}'s high watermark of {topic}/{partition}",
+                                        leader.log_path)[0]  # in a list: offset 0 is an answer too
             if mode == "kill":
                 leader.kill()
             else:
@@ -137,10 +139,6 @@ class UncleanElectionFault(WindowedFault):
         state["rejoin_timeout_s"] = float(params.get("rejoin_timeout_s", 60))
         return state
 
-    @staticmethod
-    def _high_watermark(broker: Any, topic: str, partition: int) -> int:
-        return int(latest_offset(broker.address, topic, partition).offset)
-
     def _furthest_follower(self, leader: Any, followers: list[int], topic: str, partition: int) -> int:
         """Where the cut followers' logs end (asked as Kafka's debugging replica): past it, the records
         are the leader's alone. Not the leader's high watermark when the ISR shrank: the leader
@@ -151,7 +149,7 @@ class UncleanElectionFault(WindowedFault):
                 ends.append(replica_offset(cluster.brokers[f], topic, partition, DEBUGGING_REPLICA_ID))
             except (WireError, NotReady):
                 continue  # a follower that is down (or does not have the partition) cannot be elected now
-        return max(ends) if ends else self._high_watermark(leader, topic, partition)
+        return max(ends) if ends else replica_offset(leader, topic, partition)
 
     def stop(self, state: dict[str, Any]) -> dict[str, Any]:
         ctx, cluster = self.context, self.context.cluster
