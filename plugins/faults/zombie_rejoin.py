@@ -16,8 +16,9 @@ window's pick) and M (the other follower).
    the very offsets Z kept them at, hiding the story).
 4. L is killed: the controller elects M, which lacks those records (clean: M is in the ISR). L
    restarts, truncates them as M's follower and rejoins the ISR. Z hears nothing of this.
-5. Once M's acknowledged writes cover the offsets where Z holds the old records, M is killed and
-   L leads again. Z, still at its old epoch, resumes fetching from L at its own log end, with no
+5. Once M's acknowledged writes cover Z's whole log (its end is read once L is dead and Z can fetch
+   nothing more), M is killed and L leads again. Short of Z's end, L's log would end before Z's:
+   Z's next fetch would be out of range and it would truncate to L, hiding the story. Z, still at its old epoch, resumes fetching from L at its own log end, with no
    truncation, so those records stay in its log; without KIP-320 L lets it into the ISR again.
 6. Z's ZooKeeper links heal; it re-registers and is told to follow L (its latest epoch matches
    L's, so nothing is cut), and is in the ISR either way (patched: after an honest catch-up).
@@ -156,11 +157,16 @@ class _Story:
             self._kill_and_elect(L, M, "lagging-follower-elected")
         finally:
             self.ctx.cutter.heal(fetch)
+        # with L dead Z fetches nothing more; its log also holds what producers sent L after the
+        # fault's records (never acknowledged)
+        s["zombie_end"] = self._step("zombie-log-read", lambda: [self._log_end(Z)],
+                                     f"{Z.name}'s log end", Z.log_path)[0]  # in a list: 0 is an answer
         L.start(clean=False)
         self._step("old-leader-back", lambda: self._in_isr(L), f"{L.name} truncating and rejoining the ISR",
                    L.log_path)
-        self._step("offsets-overwritten", lambda: self._high_watermark(M) > s["diverged_to"],
-                   f"{M.name} acknowledging writes past offset {s['diverged_to']}", M.log_path)
+        covered = max(s["diverged_to"] + 1, s["zombie_end"])
+        self._step("offsets-overwritten", lambda: self._high_watermark(M) >= covered,
+                   f"{M.name}'s high watermark reaching {covered}", M.log_path)
         self._kill_and_elect(M, L, "old-leader-elected")
         if s["rejoined"]:
             self._step("zombie-rejoined-again", lambda: self._in_isr(Z),
