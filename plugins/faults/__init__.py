@@ -1,4 +1,5 @@
-"""Built-in fault packs: partitions, process faults, zombies (and KAFKA-6880's zombie-rejoin story), unclean elections, stale metadata, link toxics.
+"""Built-in fault packs: partitions, process faults, zombies (and KAFKA-6880's zombie-rejoin story),
+unclean elections, stale metadata, link toxics.
 
 `FAULTS` maps each fault's name to its factory (keyword options become the defaults of every
 window's params); plugins/builtin.py registers it through the `chaoskit_add_faults` hook.

@@ -50,6 +50,12 @@ def replica_offset(broker: Any, topic: str, partition: int, replica_id: int = -1
     return int(answer.offset)
 
 
+def answered_offset(broker: Any, topic: str, partition: int, replica_id: int = -1, timeout_s: float = 5.0) -> int:
+    """replica_offset, asked again (for up to `timeout_s`) while the broker answers with an error."""
+    return wait_for(lambda: [replica_offset(broker, topic, partition, replica_id)], timeout_s,
+                    f"{broker.name}'s offset of {topic}/{partition}", broker.log_path)[0]  # listed: 0 is an answer
+
+
 def zookeeper_links(ctx: Any, broker: Any) -> list[str]:
     """The broker's links to the ZooKeeper ensemble: cut them all and its session expires."""
     return [l.name for l in ctx.links if l.source == broker.name and l.target.startswith("zookeeper-")]
@@ -119,9 +125,7 @@ class UncleanElectionFault(WindowedFault):
                          float(params.get("solo_timeout_s", 15)), f"writes acknowledged by {leader.name} alone")
             except NotReady:
                 pass  # no workload wrote meanwhile: the election is still unclean, only nothing diverges
-            state["solo_to"] = wait_for(lambda: [replica_offset(leader, topic, partition)], 5,
-                                        f"{leader.name}'s high watermark of {topic}/{partition}",
-                                        leader.log_path)[0]  # in a list: offset 0 is an answer too
+            state["solo_to"] = answered_offset(leader, topic, partition)
             if mode == "kill":
                 leader.kill()
             else:

@@ -18,8 +18,9 @@ window's pick) and M (the other follower).
    restarts, truncates them as M's follower and rejoins the ISR. Z hears nothing of this.
 5. Once M's acknowledged writes cover Z's whole log (its end is read once L is dead and Z can fetch
    nothing more), M is killed and L leads again. Short of Z's end, L's log would end before Z's:
-   Z's next fetch would be out of range and it would truncate to L, hiding the story. Z, still at its old epoch, resumes fetching from L at its own log end, with no
-   truncation, so those records stay in its log; without KIP-320 L lets it into the ISR again.
+   Z's next fetch would be out of range and it would truncate to L, hiding the story. Z, still at
+   its old epoch, resumes fetching from L at its own log end, with no truncation, so those records
+   stay in its log; without KIP-320 L lets it into the ISR again.
 6. Z's ZooKeeper links heal; it re-registers and is told to follow L (its latest epoch matches
    L's, so nothing is cut), and is in the ISR either way (patched: after an honest catch-up).
 7. L is killed: the controller elects Z, the only live replica in the ISR. Unpatched, Z's log
@@ -41,7 +42,7 @@ from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit.protocol.records import build_batch
 from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID, nemesis_client, produce
-from chaoskit_plugins.faults.cluster_faults import led_partition, replica_offset, zookeeper_links
+from chaoskit_plugins.faults.cluster_faults import answered_offset, led_partition, replica_offset, zookeeper_links
 
 
 class ZombieRejoinFault(WindowedFault):
@@ -159,8 +160,7 @@ class _Story:
             self.ctx.cutter.heal(fetch)
         # with L dead Z fetches nothing more; its log also holds what producers sent L after the
         # fault's records (never acknowledged)
-        s["zombie_end"] = self._step("zombie-log-read", lambda: [self._log_end(Z)],
-                                     f"{Z.name}'s log end", Z.log_path)[0]  # in a list: 0 is an answer
+        s["zombie_end"] = answered_offset(Z, self.topic, self.partition, DEBUGGING_REPLICA_ID, self.timeout)
         L.start(clean=False)
         self._step("old-leader-back", lambda: self._in_isr(L), f"{L.name} truncating and rejoining the ISR",
                    L.log_path)
