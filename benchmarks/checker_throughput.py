@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from chaoskit.checkers.run import run_checks
-from chaoskit.checkers.source import History
+from chaoskit.checkers.compose import run_checks
+from chaoskit.history.reader import History
 from chaoskit.history import synthetic
 from chaoskit.history.parquet import write_parquet
 
@@ -89,7 +89,7 @@ def warm_up(workdir: Path, seed: int) -> float | None:
     if _warmed:
         return None
     _warmed = True
-    from chaoskit.checkers.spark_session import spark as session
+    from chaoskit.checkers.spark.session import spark as session
     path = write_parquet(synthetic.ops(seed=seed + 1, events=10_000, plant=list(synthetic.KINDS)),
                          workdir / "warm-up.parquet")
     took, _ = timed(lambda: (session(), run_checks(History.from_path(path), engine="spark")))
@@ -126,7 +126,7 @@ def linear(clients_list: list[int], ops: int, seed: int, spark: bool) -> None:
         t, r = timed(lambda: check(s.ops, "kv", budget_s=120))
         print(f"  {clients:3d} clients, local : {t:7.2f} s  {n / t:10,.0f} ops/s  valid={r.valid}", flush=True)
         if spark:
-            from chaoskit.checkers.spark_session import spark as session
+            from chaoskit.checkers.spark.session import spark as session
             t, r = timed(lambda: check(s.ops, "kv", spark=session(), budget_s=120))
             print(f"  {clients:3d} clients, spark : {t:7.2f} s  {n / t:10,.0f} ops/s  valid={r.valid}", flush=True)
 

@@ -1,17 +1,45 @@
 """chaoskit: chaos testing for Kafka's ordering guarantees.
 
-A patched broker and controller cluster on real ZooKeeper, faults through
-Toxiproxy's API, an ordered-delivery client, histories checked on Spark, and
-a pytest plugin that composes them. docs/ARCHITECTURE.md says which file
-holds what; the public API is re-exported here as the parts land.
+A patched broker and controller cluster on real ZooKeeper, faults through Toxiproxy's API, an
+ordered-delivery client, histories checked on Spark, and a pytest plugin that composes them.
+docs/ARCHITECTURE.md says which file holds what. The public API, flat:
+
+    from chaoskit import ChaosTest, Topic, run, mix, admin_step
+
+and the roles a plugin implements (Client, Workload, Nemesis, Fault, Checker, Cluster, their no-ops).
+Names load on first use, so the broker, controller and proxy processes (which import chaoskit's
+packages) never pay for the run and its dependencies.
 """
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version as _version
+from typing import Any
 
 try:
     __version__ = _version("chaoskit")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+source"
 
-from chaoskit.pluginmanager import get_plugin_manager  # noqa: E402
+_PUBLIC = {
+    "ChaosTest": "chaoskit.run.chaostest", "Topic": "chaoskit.run.chaostest", "RunResult": "chaoskit.run.chaostest",
+    "run": "chaoskit.run.runner", "Run": "chaoskit.run.live",
+    "mix": "chaoskit.run.mixes", "admin_step": "chaoskit.run.mixes",
+    "CheckResult": "chaoskit.checkers.result", "History": "chaoskit.history.reader",
+    "get_plugin_manager": "chaoskit.pluginmanager",
+    **{name: "chaoskit.roles" for name in ("Client", "Workload", "Nemesis", "Fault", "Checker", "Cluster",
+                                           "LiveRun", "NoopClient", "NoopWorkload", "NoopNemesis", "NoopChecker",
+                                           "PENDING", "Pending", "new_seed")},
+}
 
-__all__ = ["__version__", "get_plugin_manager"]
+__all__ = ["__version__", *_PUBLIC]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        value = getattr(import_module(_PUBLIC[name]), name)
+        globals()[name] = value  # once loaded, a plain attribute
+        return value
+    raise AttributeError(f"module 'chaoskit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -12,14 +12,14 @@ import importlib
 import sys
 
 COMMANDS: tuple[str, ...] = (
-    "chaoskit.cli_plugins:register",
+    "chaoskit.pluginmanager:register",
     "chaoskit.proxy.cli:register",
     "chaoskit.cluster.cli:register",
     "chaoskit.cluster.images_cli:register",
     "chaoskit.nemesis.cli:register",
     "chaoskit.client.admin_cli:register",
-    "chaoskit.run_cli:register",
-    "chaoskit.nightly:register",
+    "chaoskit.run.cli:register",
+    "chaoskit.suite.nightly:register",
     "chaoskit.checkers.cli:register",
 )
 

@@ -10,14 +10,16 @@ expected outcome: patched clean, unpatched caught reordering keys (`key-order`).
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 from pathlib import Path
 from typing import Any
 
+from chaoskit.checkers.engine import ENGINES
 from chaoskit.cluster.spec import new_run_id
-from chaoskit.fault_mixes import LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC, admin_step, mix
-from chaoskit.runner import ChaosTest, Topic, run
+from chaoskit.roles import new_seed
+from chaoskit.run.chaostest import ChaosTest, Topic
+from chaoskit.run.mixes import LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC, admin_step, mix
+from chaoskit.run.runner import run
 
 SIDES = (("patched", "ordered"), ("unpatched", "kafka-python"))
 
@@ -41,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, help="seed of both runs (default: drawn and printed)")
     parser.add_argument("--duration", type=float, default=25.0, help="seconds of workload and faults per side")
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="where runs/ goes")
-    parser.add_argument("--engine", choices=("spark", "local"), default="spark", help="checker engine")
+    parser.add_argument("--engine", choices=ENGINES, default="spark", help="checker engine")
     args = parser.parse_args(argv)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    seed = args.seed if args.seed is not None else new_seed()
     print(f"chaoskit demo: KIP-253 expansion under faults, seed {seed}, {args.duration:g} s per side "
           f"(patched, then unpatched)", flush=True)
     from chaoskit.reporting.summary import plot_run, write_summary

@@ -5,13 +5,18 @@ implements some of these with `@chaoskit.hookspecs.hookimpl`. The built-ins in
 plugins/ register the same way a third party does.
 
 The `chaoskit_add_*` hooks return a mapping of name -> factory; the manager
-merges them and refuses two plugins claiming one name.
+merges them and refuses two plugins claiming one name. The roles the factories
+build are the protocols of chaoskit/roles.py.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import pluggy
+
+if TYPE_CHECKING:
+    from chaoskit.roles import LiveRun
+    from chaoskit.run.chaostest import RunResult
 
 PROJECT = "chaoskit"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -22,29 +27,32 @@ Factories = Mapping[str, Callable[..., Any]]
 
 @hookspec
 def chaoskit_add_faults() -> Factories:
-    """Fault factories by name; each builds a Nemesis from keyword options."""
+    """Fault factories by name; each builds a Nemesis (keyword options: defaults of every window's params)."""
 
 
 @hookspec
 def chaoskit_add_workloads() -> Factories:
-    """Workload factories by name; each builds a seeded Generator."""
+    """Workload factories by name; each builds a seeded Workload from `seed`, `duration_s`, `topic`
+    and the test's workload options, as keywords."""
 
 
 @hookspec
 def chaoskit_add_clients() -> Factories:
-    """Client factories by name (ordered, kafka-python, librdkafka, ...)."""
+    """Client factories by name (ordered, kafka-python, librdkafka, ...); each builds a Client from the
+    test's client options, as keywords."""
 
 
 @hookspec
 def chaoskit_add_checks() -> Factories:
-    """Checker factories by name; each builds a Checker."""
+    """Check factories by name; each builds a Checker from the check settings, as keywords
+    (`engine`, `spark_master`, `model`, `budget_s`: take `**settings` and ignore what you do not use)."""
 
 
 @hookspec
-def chaoskit_run_start(run: Any) -> None:
+def chaoskit_run_start(run: LiveRun) -> None:
     """Called once a run's cluster is up, before workload and faults begin."""
 
 
 @hookspec
-def chaoskit_run_end(run: Any, result: Any) -> None:
+def chaoskit_run_end(run: LiveRun, result: RunResult) -> None:
     """Called after the checks, with the run and its result, however it ended."""

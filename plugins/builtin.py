@@ -1,7 +1,7 @@
 """The built-in plugin: registers plugins/' faults, workloads, clients and checks.
 
 It is loaded through the `chaoskit` entry-point group (name `builtin`), exactly as
-a third-party plugin is. It gains a `chaoskit_add_<kind>` hookimpl as each pack lands.
+a third-party plugin is.
 """
 from __future__ import annotations
 
@@ -31,3 +31,10 @@ def chaoskit_add_clients() -> Factories:
 
     return {"kafka-python": KafkaPythonClient, "librdkafka": LibrdkafkaClient, "ordered": OrderedClient,
             "probe": ProbeClient}
+
+
+@hookimpl
+def chaoskit_add_checks() -> Factories:
+    from chaoskit_plugins.checks import CHECKS
+
+    return CHECKS

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit.fault_mixes import admin_step, mix
+from chaoskit import admin_step, mix
 
 OFFSETS = "__consumer_offsets"
 GROW_OFFSETS = [admin_step(0.25, "expand", 10, topic=OFFSETS),

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit.fault_mixes import BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC, admin_step, mix
-from chaoskit.runner import Topic
+from chaoskit import Topic, admin_step, mix
+from chaoskit.run.mixes import BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC
 
 # created with 4: KIP-253 never goes below the initial count, so the topic grows to 8 first; then
 # partitions 6 and 7 are deleted (patched: marked, drained, then gone) once one of them holds

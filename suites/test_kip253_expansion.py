@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit.fault_mixes import (BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, STALE_METADATA, TOPIC,
-                                  admin_step, mix)
-from chaoskit.runner import Topic
+from chaoskit import Topic, admin_step, mix
+from chaoskit.run.mixes import BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, STALE_METADATA, TOPIC
 
 GROWTH = [admin_step(0.2, "expand", 6), admin_step(0.45, "expand", 8)]
 

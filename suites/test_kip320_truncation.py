@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit.fault_mixes import TOPIC, mix
-from chaoskit.runner import Topic
+from chaoskit import Topic, mix
+from chaoskit.run.mixes import TOPIC
 
 UNCLEAN = [{"at": 0.25, "fault": "unclean-election", "target": f"leader-of:{TOPIC}/0", "window_s": 6.0,
             "params": {"mode": "kill", "solo_writes": 20}}]

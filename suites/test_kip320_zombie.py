@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit.fault_mixes import TOPIC, mix
-from chaoskit.runner import Topic
+from chaoskit import Topic, mix
+from chaoskit.run.mixes import TOPIC
 
 
 def _story(partition: int, at_s: float) -> dict:

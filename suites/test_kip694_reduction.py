@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit.fault_mixes import LEADER_ISOLATION, TOPIC, admin_step, mix
-from chaoskit.runner import Topic
+from chaoskit import Topic, admin_step, mix
+from chaoskit.run.mixes import LEADER_ISOLATION, TOPIC
 
 REMOVAL = {"delete.topic.partition.enable": True}
 

@@ -43,6 +43,7 @@ def test_plugins_lists_the_builtin_plugin():
     listing = json.loads(out.stdout)
     assert "builtin" in listing["plugins"]
     assert set(listing) == {"plugins", "faults", "workloads", "clients", "checks"}
+    assert {"lost-write", "key-order", "truncation-undetected", "linearizable"} <= set(listing["checks"])
 
 
 def test_version_matches_the_distribution():

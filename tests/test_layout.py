@@ -1,9 +1,11 @@
 """The layout convention: every package has a docstring, every module says what it is,
-and every package with code has a matching test module.
+every package with code has a matching test module, and chaoskit's top level holds only its
+public face (the run is in chaoskit/run/, the pytest side in chaoskit/suite/).
 
 A package chaoskit/a/b is matched by tests/a/b/test_*.py or tests/a/test_b.py;
-plugins/x by tests/plugins/x/test_*.py or tests/plugins/test_x.py. A package whose
-only file is a docstring-only __init__.py is a planned folder and needs no tests yet.
+plugins/x by tests/plugins/x/test_*.py or tests/plugins/test_x.py; a top-level module
+chaoskit/m.py by tests/test_m.py. A package whose only file is a docstring-only
+__init__.py is a planned folder and needs no tests yet.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 # source root -> where its tests live
 SOURCE_ROOTS = {ROOT / "chaoskit": TESTS, ROOT / "plugins": TESTS / "plugins"}
+# the public face, the command, the demo, and what plugins implement and how they are found
+TOP_LEVEL = {"__init__", "cli", "demo", "hookspecs", "pluginmanager", "roles"}
 
 
 def packages():
@@ -70,3 +74,14 @@ def test_checker_finds_a_package_without_tests(tmp_path: Path):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_lonely.py").write_text("")
     assert matching_tests(pkg, tmp_path / "src", tmp_path / "tests")
+
+
+def test_the_top_level_holds_only_the_public_face():
+    modules = {p.stem for p in (ROOT / "chaoskit").glob("*.py")}
+    assert modules <= TOP_LEVEL, (f"chaoskit/ has loose modules {sorted(modules - TOP_LEVEL)}: put the run's in "
+                                  "chaoskit/run/, the pytest side's in chaoskit/suite/, or a package of their own")
+
+
+@pytest.mark.parametrize("module", sorted(TOP_LEVEL - {"__init__"}))
+def test_every_top_level_module_has_its_test_module(module: str):
+    assert (TESTS / f"test_{module}.py").exists(), f"chaoskit/{module}.py has no tests/test_{module}.py"

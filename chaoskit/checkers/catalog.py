@@ -1,12 +1,19 @@
-"""The checks by name (DESIGN.md §7): what each means, its report category, and its two engines.
+"""The checks by name (DESIGN.md §7): what each means, how a witness reads, its report category.
 
-Declarative: each entry names the functions that implement it (`module:function`), imported when
-the check runs. `needs` is the op kinds (f) a history must hold for the check to apply: a check
-asked for by name whose ops are absent is "unknown", never a vacuous pass.
+One entry per check holds everything said about it: the description, the Allure category its
+failures are filed under, the op kinds (f) a history must hold for it to apply (`needs`: a check
+asked for by name whose ops are absent is "unknown", never a vacuous pass) and the sentence each
+witness row fills in (`explain`). Each engine implements a Kafka check as a function named after
+it (`function`: key-order -> key_order) in its checks module (checkers/local/checks.py,
+checkers/spark/checks.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+# key-order's reasons (the %d are the two deliveries' partitions), the same text from both engines
+OUT_OF_ORDER = "the second was delivered first"
+NOT_MOVED = "no key-revoked(p%d) then key-assigned(p%d) between the deliveries"
 
 
 @dataclass(frozen=True)
@@ -15,53 +22,66 @@ class Check:
     description: str
     category: str  # the Allure category its failures are filed under
     needs: frozenset[str]
-    local: str  # "module:function" over local_tables.Tables
-    spark: str  # "module:function" over spark_checks.SparkTables
+    explain: str = ""  # a witness row's explanation, formatted with the row's fields
+
+    @property
+    def function(self) -> str:
+        """The name of the function implementing it in each engine's checks module."""
+        return self.name.replace("-", "_")
 
 
-def _kafka(name: str, description: str, category: str, *needs: str) -> Check:
-    fn = name.replace("-", "_")
-    return Check(name, description, category, frozenset(needs), f"chaoskit.checkers.local_checks:{fn}",
-                 f"chaoskit.checkers.spark_checks:{fn}")
+def _kafka(name: str, description: str, category: str, explain: str, *needs: str) -> Check:
+    return Check(name, description, category, frozenset(needs), explain)
 
 
 KAFKA_CHECKS: tuple[Check, ...] = (
     _kafka("lost-write", "an acknowledged write was never read although later offsets of its partition were",
-           "Lost data", "send", "poll"),
+           "Lost data",
+           "send {value} by process {process} was acknowledged at {topic}/{partition} offset {offset}, "
+           "offsets up to {max_read} there were read, but it never was", "send", "poll"),
     _kafka("unseen", "an acknowledged write was never read, and nothing after it in its partition was either",
-           "Lost data", "send", "poll"),
-    _kafka("duplicate", "one value was written or read at more than one offset", "Duplicates", "send", "poll"),
+           "Lost data",
+           "send {value} by process {process} was acknowledged at {topic}/{partition} offset {offset} "
+           "and no poll ever delivered it", "send", "poll"),
+    _kafka("duplicate", "one value was written or read at more than one offset", "Duplicates",
+           "value {value} is at {count} places: {positions}", "send", "poll"),
     _kafka("inconsistent-offsets", "one offset of a partition held different values", "Divergent logs",
-           "send", "poll"),
+           "{topic}/{partition} offset {offset} holds different values: {values}", "send", "poll"),
     _kafka("poll-skip", "a consumer's next record of a partition jumped over offsets known to exist, without a "
-           "rebalance", "Consumer order", "poll"),
+           "rebalance", "Consumer order",
+           "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} (op {index}), "
+           "skipping {missed} known offset(s) between them", "poll"),
     _kafka("nonmonotonic-poll", "a consumer read an offset of a partition not greater than the one before, "
-           "without a rebalance", "Consumer order", "poll"),
+           "without a rebalance", "Consumer order",
+           "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} (op {index}) "
+           "with no rebalance or truncation report in between", "poll"),
     _kafka("nonmonotonic-send", "a producer's later send to a partition got an offset not greater than its "
-           "earlier one", "Producer order", "send"),
+           "earlier one", "Producer order",
+           "process {process}'s sends to {topic}/{partition} got offset {from_offset} then {to_offset} "
+           "(send invoked at op {index})", "send"),
     _kafka("key-order", "of two records of one key from one producer, the later was delivered before the "
            "earlier (KIP-253, across partitions and consumers), or, where the client records key callbacks, "
            "delivered from another partition without key-revoked then key-assigned between the two",
-           "Key order (KIP-253)", "send", "poll"),
+           "Key order (KIP-253)",
+           "key {key}: process {process} sent {first} (p{first_partition}) before {second} "
+           "(p{second_partition}), delivered at op {first_delivered} and op {second_delivered}: {reason}",
+           "send", "poll"),
     _kafka("truncation-undetected", "a consumer read a record whose offset later held other content, and "
-           "reported no truncation at or before it (KIP-320)", "Truncation (KIP-320)", "send", "poll"),
+           "reported no truncation at or before it (KIP-320)", "Truncation (KIP-320)",
+           "process {process} read {value} at {topic}/{partition} offset {offset} (op {index}); that offset "
+           "later held {later} and the process never reported truncation at or before it", "send", "poll"),
     _kafka("write-to-readonly", "a write invoked after its partition became ReadOnly/None was acknowledged "
-           "(KIP-694)", "Partition reduction (KIP-694)", "send", "partition-mode"),
+           "(KIP-694)", "Partition reduction (KIP-694)",
+           "send {value} by process {process} (invoked at op {index}) was acknowledged at {topic}/{partition} "
+           "offset {offset} although the partition was {mode} since op {mode_index}", "send", "partition-mode"),
     _kafka("coordinator-split", "one consumer group was served by two coordinator partitions (KAFKA-20029 "
-           "guardrail)", "Coordinator (KAFKA-20029)", "coordinator"),
+           "guardrail)", "Coordinator (KAFKA-20029)",
+           "group {group} was served by coordinator partitions {partitions}", "coordinator"),
 )
 
-# the linearizability checker lives in chaoskit.checkers.linear (imported lazily: unknown when absent)
+# the linearizability checker (chaoskit.checkers.linearizable; its search in checkers/linear/)
 LINEARIZABLE = Check("linearizable", "the history has a legal sequential order consistent with real time "
-                     "(Wing-Gong search with Lowe's memoization)", "Linearizability", frozenset(),
-                     "chaoskit.checkers.linear:check", "chaoskit.checkers.linear:check")
+                     "(Wing-Gong search with Lowe's memoization)", "Linearizability", frozenset())
 
 CHECKS: dict[str, Check] = {c.name: c for c in (*KAFKA_CHECKS, LINEARIZABLE)}
 MODELS = ("kafka", "cas-register", "kv")
-
-
-def lookup(names: list[str]) -> list[Check]:
-    unknown = [n for n in names if n not in CHECKS]
-    if unknown:
-        raise ValueError(f"no check named {', '.join(map(repr, unknown))}; the checks are {', '.join(CHECKS)}")
-    return [CHECKS[n] for n in names]

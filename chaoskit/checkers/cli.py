@@ -17,8 +17,8 @@ EXIT = {True: 0, False: 1, "unknown": 2}
 
 def register(sub: Any) -> None:
     from chaoskit.checkers.catalog import CHECKS, MODELS
-    from chaoskit.checkers.run import ENGINES
-    from chaoskit.checkers.source import FORMATS
+    from chaoskit.checkers.engine import ENGINES
+    from chaoskit.history.reader import FORMATS
 
     p = sub.add_parser("check", help="check a history (JSONL, Parquet, Jepsen EDN or log) for anomalies",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -36,9 +36,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chaoskit.checkers.run import check_names, run_checks
-    from chaoskit.checkers.source import History, HistoryError, detect_format
+    from chaoskit.checkers.compose import check_names, run_checks
     from chaoskit.cli import UsageError
+    from chaoskit.history.reader import History, HistoryError, detect_format
 
     checks = [c.strip() for c in args.checks.split(",") if c.strip()] if args.checks else None
     if checks is not None:
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     model = None if args.model == "kafka" else args.model
     if model is not None and (args.format or detect_format(args.path)) in ("edn", "jepsen-log"):
         try:
-            history = jepsen_named(history, model)
+            history = history.named_for(model)
         except ValueError as e:
             print(f"chaoskit check: {args.path}: {e}", file=sys.stderr)
             return 2
@@ -64,18 +64,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         show(verdict, args.path, len(history))
     return EXIT[verdict.valid]
-
-
-def jepsen_named(history: Any, model: str) -> Any:
-    """A Jepsen history's ops renamed as `model` reads them (read/write/cas, kv's [key value] tuples);
-    unchanged when the linearizability checker is not installed (its check then says so)."""
-    from chaoskit.checkers.source import History
-
-    try:
-        from chaoskit.checkers.linear import from_jepsen_ops
-    except ImportError:
-        return history
-    return History(from_jepsen_ops(history.ops, model), history.problems)
 
 
 def show(verdict: Any, path: Path, ops: int) -> None:

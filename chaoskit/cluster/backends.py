@@ -8,9 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from chaoskit.cluster.local import LocalCluster
-from chaoskit.cluster.spec import ClusterSpec
-
-BACKENDS: tuple[str, ...] = ("local", "docker")
+from chaoskit.cluster.spec import BACKENDS, ClusterSpec
 
 
 def new_cluster(backend: str, spec: ClusterSpec, **options: Any) -> LocalCluster:

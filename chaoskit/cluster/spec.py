@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 Profile = Literal["patched", "unpatched"]
 PROFILES: tuple[str, ...] = ("patched", "unpatched")
+BACKENDS: tuple[str, ...] = ("local", "docker")  # chaoskit.cluster.backends starts them
 Address = tuple[str, int]
 
 # role -> profile -> config keys

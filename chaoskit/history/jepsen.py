@@ -1,4 +1,5 @@
-"""Jepsen's history formats as ops of our schema: history.edn (one op map per line) and log text.
+"""Jepsen's histories as ops of our schema: history.edn (one op map per line), log text, and
+Jepsen's op naming mapped onto the linearizability models.
 
 A Jepsen op `{:process 0, :type :invoke, :f :write, :value 3, :time 12, :index 5}` becomes
 `{"process": 0, "type": "invoke", "f": "write", "value": 3, "time_ns": 12, "index": 5}`; other keys
@@ -6,6 +7,11 @@ are kept as they are. A log line `INFO  jepsen.util - 3\t:ok\t:cas\t[1 4]` (or t
 `... jepsen.util: 3\t:ok\t...`) gives the op from its tab-separated process, type, f and value
 (and error, when a fifth field is there). Lines that are not ops (other loggers) are skipped; an op
 line that does not parse is reported by number, the rest still load.
+
+Reading and naming are two steps because they differ in what they know: the readers turn Jepsen's
+syntax into ops and know no model; `from_jepsen_ops` then renames ops for the model a check will
+use (register ops as they are; key-value ops `:read/:write/:append` on independent `[k v]` tuples
+become `get/put/append` with a `key`), which only the caller choosing the model knows.
 """
 from __future__ import annotations
 
@@ -75,3 +81,39 @@ def read_log_lines(lines: Iterable[str]) -> tuple[list[Op], Problems]:
         except (edn.EdnError, SchemaError) as e:
             problems.append(f"line {n}: {e}")
     return ops, problems
+
+
+KV_MODELS = ("kv", "key-value")
+KV_NAMES = {"read": "get", "write": "put", "append": "append"}
+
+
+def _plain(value: Any) -> Any:
+    """`:read` -> `read`: EDN keywords as our loaders may leave them."""
+    return value[1:] if isinstance(value, str) and value.startswith(":") else value
+
+
+def from_jepsen_ops(ops: Iterable[dict], model: str = "cas-register", independent: bool | None = None) -> list[dict]:
+    """Jepsen-shaped ops (EDN history or log text, as loaded) as ops our `model` reads.
+
+    `independent`: values are Jepsen independent tuples `[key value]`; by default true for the kv
+    model when an op has no `key` of its own, false for the register."""
+    kv = model in KV_MODELS
+    out = []
+    for position, op in enumerate(ops):
+        op = {_plain(k): v for k, v in op.items()}
+        op["type"], op["f"] = _plain(op.get("type")), _plain(op.get("f"))
+        if isinstance(op.get("process"), str):
+            op["process"] = _plain(op["process"])
+        if "time" in op and "time_ns" not in op:
+            op["time_ns"] = op.pop("time")
+        wrapped = independent if independent is not None else (kv and "key" not in op)
+        if wrapped and op.get("process") != "nemesis":
+            value = op.get("value")
+            if not isinstance(value, (list, tuple)) or len(value) != 2:
+                raise SchemaError(f"op {op.get('index', position)}: an independent op's value is [key value], "
+                                  f"got {value!r}")
+            op["key"], op["value"] = value[0], value[1]
+        if kv:
+            op["f"] = KV_NAMES.get(op["f"], op["f"])
+        out.append(op)
+    return out

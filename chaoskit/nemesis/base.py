@@ -1,9 +1,13 @@
-"""What the fault packs build on: the context a fault acts in, and a windowed fault base class.
+"""What the fault packs build on: the run's network paths as faults see them, and a windowed
+fault base class.
 
-`FaultContext` is what a nemesis gets in `setup(test)`: the cluster (local or docker backend:
-brokers, controllers, ZooKeeper, `partition_state`, `leader_of`, `active_controller`, and for
-network faults `router.links` and `proxies`), the workload's clients (for client-side faults),
-the history's `record` (for the admin fault's own ops) and one `LinkCutter` shared by every network fault, so overlapping cuts of one link heal right.
+A nemesis gets the live run (chaoskit.roles.LiveRun) in `setup(test)`, `invoke(test, op)` and
+`teardown(test)`: the cluster (local or docker backend: brokers, controllers, ZooKeeper,
+`partition_state`, `leader_of`, `active_controller`), the workload's clients (for client-side
+faults), the history's `record` (for the admin fault's own ops), and for network faults the
+proxied `router`, its `links` and one `cutter` shared by every fault of the run, so overlapping
+cuts of one link heal right; `node(name)` and `resolve(target, pick)` name the nodes. The
+functions here are what chaoskit.run.live.Run answers those with.
 
 `WindowedFault` turns the executor's start/stop ops into `start(target, params, pick) -> state`
 and `stop(state) -> result`, keeping each open window's state by window id, so overlapping
@@ -13,13 +17,13 @@ The state (JSON-able) is what the history records as the op's `resolved`.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from chaoskit.cluster.topology import Link, ProxiedRouter
+from chaoskit.history.schema import Op
 from chaoskit.nemesis.link_sets import LinkCutter
-from chaoskit.nemesis.protocol import START, STOP, Op, with_resolved
-from chaoskit.nemesis.resolve import node_by_name, resolve
+from chaoskit.nemesis.ops import START, STOP, with_resolved
+from chaoskit.roles import LiveRun
 
 log = logging.getLogger("chaoskit.nemesis")
 
@@ -28,47 +32,22 @@ class NeedsProxies(RuntimeError):
     """A network fault on a cluster whose paths do not go through proxies."""
 
 
-@dataclass
-class FaultContext:
-    cluster: Any
-    clients: list[Any] = field(default_factory=list)
-    record: Callable[[Op], Any] | None = None  # the history, for faults that also act as clients (admin)
-    _cutter: LinkCutter | None = field(default=None, repr=False)
+def proxied_router(cluster: Any) -> ProxiedRouter:
+    """The cluster's per-path proxies; NeedsProxies when its paths do not go through any."""
+    router = getattr(cluster, "router", None)
+    if not isinstance(router, ProxiedRouter):
+        raise NeedsProxies("this fault cuts or slows network paths, so the cluster must be proxied: "
+                           "start it with ClusterSpec(proxied=True) or `chaoskit cluster up --proxied`")
+    return router
 
-    @classmethod
-    def of(cls, test: Any) -> FaultContext:
-        """The context in `test`: a FaultContext itself, or one kept on a test object with `.cluster`."""
-        if isinstance(test, FaultContext):
-            return test
-        ctx = getattr(test, "fault_context", None)
-        if ctx is None:
-            ctx = cls(test.cluster, list(getattr(test, "clients", []) or []), getattr(test, "record", None))
-            test.fault_context = ctx
-        return ctx
 
-    @property
-    def router(self) -> ProxiedRouter:
-        router = getattr(self.cluster, "router", None)
-        if not isinstance(router, ProxiedRouter):
-            raise NeedsProxies("this fault cuts or slows network paths, so the cluster must be proxied: "
-                               "start it with ClusterSpec(proxied=True) or `chaoskit cluster up --proxied`")
-        return router
+def shared_cutter(cluster: Any) -> LinkCutter:
+    """A LinkCutter over the cluster's proxies (a run keeps one for all its faults)."""
+    return LinkCutter(proxied_router(cluster).proxies)
 
-    @property
-    def links(self) -> list[Link]:
-        return list(self.router.links.values())
 
-    @property
-    def cutter(self) -> LinkCutter:
-        if self._cutter is None:
-            self._cutter = LinkCutter(self.router.proxies)
-        return self._cutter
-
-    def node(self, name: str) -> Any:
-        return node_by_name(self.cluster, name)
-
-    def resolve(self, target: str, pick: int) -> str:
-        return resolve(target, self.cluster, pick)
+def cluster_links(cluster: Any) -> list[Link]:
+    return list(proxied_router(cluster).links.values())
 
 
 class WindowedFault:
@@ -78,14 +57,14 @@ class WindowedFault:
 
     def __init__(self, **options: Any) -> None:
         self.options = options  # defaults for every window's params
-        self.ctx: FaultContext | None = None
+        self.ctx: LiveRun | None = None
         self._open: dict[int, dict[str, Any]] = {}
 
     # --- the Nemesis protocol ------------------------------------------------------------------
-    def setup(self, test: Any) -> None:
-        self.ctx = FaultContext.of(test)
+    def setup(self, test: LiveRun) -> None:
+        self.ctx = test
 
-    def invoke(self, op: Op) -> Op:
+    def invoke(self, test: LiveRun, op: Op) -> Op:
         value = op["value"]
         window = value["window"]
         if op["f"] == START:
@@ -99,7 +78,7 @@ class WindowedFault:
             return with_resolved(op, self.stop(state) or state)
         raise ValueError(f"a nemesis op's f is {START!r} or {STOP!r}, got {op['f']!r}")
 
-    def teardown(self, test: Any) -> None:
+    def teardown(self, test: LiveRun) -> None:
         errors = []
         for window in reversed(list(self._open)):
             try:
@@ -112,7 +91,8 @@ class WindowedFault:
 
     # --- what a fault does ---------------------------------------------------------------------
     @property
-    def context(self) -> FaultContext:
+    def context(self) -> LiveRun:
+        """The run this fault acts on (given to setup)."""
         if self.ctx is None:
             raise RuntimeError(f"{self.name}: setup(test) was not called before invoke")
         return self.ctx

@@ -2,7 +2,7 @@
 
 :func:`run_schedule` turns each window into a start op at ``start_s`` and a stop
 op at ``stop_s`` (stops first when both fall on one instant, so back-to-back
-windows of a fault never overlap), hands them to ``nemesis.invoke`` and passes
+windows of a fault never overlap), hands them to ``nemesis.invoke(test, op)`` and passes
 the completed ops to ``record`` (the history recorder's append). It returns when
 the schedule is done or ``stop`` is set. Its ``finally`` stops, newest first,
 every window whose start was sent but whose stop was not -- including one whose
@@ -20,7 +20,9 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Protocol
 
-from chaoskit.nemesis.protocol import START, STOP, Fault, Nemesis, Op, fault_op, with_error
+from chaoskit.history.schema import Op
+from chaoskit.nemesis.ops import START, STOP, fault_op, with_error
+from chaoskit.roles import Fault, LiveRun, Nemesis
 
 Record = Callable[[Op], Any]
 
@@ -62,6 +64,7 @@ def run_schedule(
     record: Record,
     clock: Clock | None = None,
     stop: threading.Event | None = None,
+    test: LiveRun | None = None,
 ) -> None:
     """Start and stop each window's fault on time; heal whatever is active on the way out."""
     clock = clock or MonotonicClock()
@@ -76,12 +79,12 @@ def run_schedule(
                 active[window.id] = window  # before invoking: a start that raises may still have broken something
             else:
                 active.pop(window.id, None)
-            _invoke(nemesis, fault_op(f, window), record)
+            _invoke(nemesis, test, fault_op(f, window), record)
     except BaseException as exc:
         ending = exc
         raise
     finally:
-        _heal_all(nemesis, list(active.values()), record, ending)
+        _heal_all(nemesis, test, list(active.values()), record, ending)
 
 
 def _events(windows: Iterable[Fault]) -> list[tuple[float, str, Fault]]:
@@ -94,10 +97,10 @@ def _events(windows: Iterable[Fault]) -> list[tuple[float, str, Fault]]:
     return [(t, f, w) for t, _, f, w in events]
 
 
-def _invoke(nemesis: Nemesis, op: Op, record: Record) -> bool:
+def _invoke(nemesis: Nemesis, test: LiveRun | None, op: Op, record: Record) -> bool:
     """Invoke and record one op; False when the nemesis raised (the op is recorded with the error)."""
     try:
-        done = nemesis.invoke(op)
+        done = nemesis.invoke(test, op)
     except Exception as exc:  # noqa: BLE001 -- the outcome is unknown: an info op with the error
         record(with_error(op, exc))
         return False
@@ -105,11 +108,12 @@ def _invoke(nemesis: Nemesis, op: Op, record: Record) -> bool:
     return True
 
 
-def _heal_all(nemesis: Nemesis, active: list[Fault], record: Record, ending: BaseException | None) -> None:
+def _heal_all(nemesis: Nemesis, test: LiveRun | None, active: list[Fault], record: Record,
+              ending: BaseException | None) -> None:
     failed: list[str] = []
     for window in reversed(active):
         try:
-            healed = _invoke(nemesis, fault_op(STOP, window), record)
+            healed = _invoke(nemesis, test, fault_op(STOP, window), record)
         except Exception as exc:  # noqa: BLE001 -- record() itself failed; keep healing the others
             healed = False
             failed.append(f"window {window.id} {window.name} on {window.target} (recording failed: {exc})")

@@ -143,7 +143,7 @@ class ScheduleSpec:
 
 @dataclass(frozen=True)
 class Window:
-    """One fault window of a schedule (implements :class:`chaoskit.nemesis.protocol.Fault`)."""
+    """One fault window of a schedule (implements :class:`chaoskit.roles.Fault`)."""
 
     id: int
     start_s: float

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import random
 import sys
 from pathlib import Path
 
@@ -32,8 +31,9 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from chaoskit.proxy.server import serve
+    from chaoskit.roles import new_seed
 
     logging.basicConfig(stream=sys.stderr, level=args.log_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    seed = args.seed if args.seed is not None else new_seed()
     return asyncio.run(serve(args.host, args.port, seed, args.config, args.run_id))

@@ -100,7 +100,7 @@ def plot_run(result: Any) -> list[Path]:
     """The run's plots (latency/throughput with fault windows, key-order timelines) in run_dir/plots;
     a plot that fails is noted in the run's stats, never hides its verdict."""
     try:
-        from chaoskit.checkers.source import History
+        from chaoskit.history.reader import History
         from chaoskit.reporting.plots import plot_verdict
 
         if not result.history.exists():

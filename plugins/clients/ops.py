@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable
 
-Op = dict[str, Any]
+from chaoskit.history.schema import Op
+from chaoskit.roles import LiveRun
+
 Record = Callable[[Op], Any]
 DEFAULT_MAX_POLL_RECORDS = 50
 SEND_TIMEOUT_S = 30.0  # a send not acknowledged by then is `info`
@@ -64,22 +66,22 @@ class ClientBase:
     def __init__(self, **options: Any) -> None:
         self.options = options
         self.process: int | None = None
-        self.test: Any = None
+        self.test: LiveRun | None = None
         self._producer: Any = None  # made by the first send
         self._consumer: Any = None  # made by the first poll
 
-    def open(self, test: Any, process: int) -> ClientBase:
+    def open(self, test: LiveRun, process: int) -> ClientBase:
         client = type(self)(**self.options)
         client.test, client.process = test, process
         return client
 
-    def setup(self, test: Any) -> None:
+    def setup(self, test: LiveRun) -> None:
         pass
 
-    def teardown(self, test: Any) -> None:
+    def teardown(self, test: LiveRun) -> None:
         pass
 
-    def invoke(self, test: Any, op: Op) -> Op:
+    def invoke(self, test: LiveRun, op: Op) -> Op:
         if op["f"] == "send":
             return self.send(op)
         if op["f"] == "poll":
@@ -110,7 +112,7 @@ class ClientBase:
 
     @property
     def group(self) -> str:
-        return getattr(self.test, "group_id", "chaoskit")
+        return self.test.group_id
 
     def send(self, op: Op) -> Op:
         raise NotImplementedError

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from chaoskit.roles import PENDING, Op, _Pending
+from chaoskit.history.schema import Op
+from chaoskit.roles import PENDING, Pending
 
 
 @dataclass
@@ -32,7 +33,7 @@ class CoordinatorProbe:
     def processes(self) -> dict[str, list[int]]:
         return {"probe": list(range(self.brokers))}
 
-    def op(self, process: int, elapsed_s: float) -> Op | _Pending | None:
+    def op(self, process: int, elapsed_s: float) -> Op | Pending | None:
         if elapsed_s >= self.duration_s:
             return None
         asked = self._asked.get(process, 0)

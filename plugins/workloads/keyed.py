@@ -17,7 +17,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from chaoskit.roles import PENDING, Op, _Pending
+from chaoskit.history.schema import Op
+from chaoskit.roles import PENDING, Pending
 
 PRODUCER, CONSUMER = "producer", "consumer"
 
@@ -58,7 +59,7 @@ class KeyedSequences:
             return CONSUMER
         raise ValueError(f"keyed-sequences has processes 0..{self.producers + self.consumers - 1}, not {process}")
 
-    def op(self, process: int, elapsed_s: float) -> Op | _Pending | None:
+    def op(self, process: int, elapsed_s: float) -> Op | Pending | None:
         if elapsed_s >= self.duration_s:
             return None
         consumer = self.role(process) == CONSUMER

@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from chaoskit.checkers import spark_session
+    from chaoskit.checkers.spark import session as spark_session
 
     session = spark_session.spark()
     try:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from chaoskit.checkers.source import History
+from chaoskit.history.reader import History
 from chaoskit.history import synthetic
 
 

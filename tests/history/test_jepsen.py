@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chaoskit.checkers.source import History
+from chaoskit.history.reader import History
 
 NATIVE = [
     {"process": 0, "type": "invoke", "f": "write", "value": 3},

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from chaoskit.checkers.source import History
+from chaoskit.history.reader import History
 from chaoskit.history import parquet, synthetic
 
 

@@ -6,9 +6,11 @@ import time
 
 import pytest
 
+from chaoskit.history.schema import Op
 from chaoskit.nemesis.executor import HealError, MonotonicClock, run_schedule
-from chaoskit.nemesis.protocol import NoopNemesis, Op, with_resolved
+from chaoskit.nemesis.ops import with_resolved
 from chaoskit.nemesis.schedule import Window, generate
+from chaoskit.roles import NoopNemesis
 
 
 class FakeClock:
@@ -40,11 +42,13 @@ class RecordingNemesis:
     def __init__(self, clock: FakeClock, raise_on: set[tuple[str, int]] = frozenset(), interrupt_on=None):
         self.clock, self.raise_on, self.interrupt_on = clock, raise_on, interrupt_on
         self.calls: list[tuple[float, str, int]] = []
+        self.tests: list[object] = []
 
     def setup(self, test) -> None:
         pass
 
-    def invoke(self, op: Op) -> Op:
+    def invoke(self, test, op: Op) -> Op:
+        self.tests.append(test)
         key = (op["f"], op["value"]["window"])
         self.calls.append((self.clock.now(), *key))
         if key == self.interrupt_on:
@@ -145,6 +149,13 @@ def test_a_recorder_failure_does_not_stop_the_heal():
         run_schedule(nemesis, WINDOWS, record, clock=clock)
     assert nemesis.calls[-2:] == [(2.5, "stop", 1), (2.5, "stop", 0)]
     assert "disk full" in info.value.__notes__[0]
+
+
+def test_every_invoke_gets_the_run_as_test_the_heals_too():
+    run_, clock, ops = object(), FakeClock(stop_at=4.5), []
+    nemesis = RecordingNemesis(clock)
+    run_schedule(nemesis, WINDOWS, ops.append, clock=clock, test=run_)
+    assert len(nemesis.tests) == 2 * 3 and all(t is run_ for t in nemesis.tests)  # 3 started by 4.5, each stopped
 
 
 def test_a_window_that_does_not_end_after_it_starts_is_refused():

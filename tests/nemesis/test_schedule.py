@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chaoskit.nemesis.protocol import Fault
+from chaoskit.roles import Fault
 from chaoskit.nemesis.schedule import SCHEDULE_FILE, Schedule, ScheduleSpec, ScheduleSpecError, generate
 
 SPEC = {

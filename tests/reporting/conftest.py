@@ -8,10 +8,10 @@ from typing import Any, Callable
 
 import pytest
 
-from chaoskit.checkers.run import run_checks
-from chaoskit.checkers.source import History
+from chaoskit.checkers.compose import run_checks
+from chaoskit.history.reader import History
 from chaoskit.history import synthetic
-from chaoskit.runner import ChaosTest, RunResult
+from chaoskit.run.chaostest import ChaosTest, RunResult
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ pytest_plugins = ["pytester"]
 
 SUITE = '''
 import pytest
-import chaoskit.suite
+import chaoskit.suite.chaos
 
 @pytest.fixture(autouse=True)
 def prepared_run(monkeypatch, request):
@@ -26,7 +26,7 @@ def prepared_run(monkeypatch, request):
         result = request.getfixturevalue("make_result")(test.profile, plant=("key-order",) if test.profile == "unpatched" else ())
         result.test = test
         return result
-    monkeypatch.setattr(chaoskit.suite, "run", fake_run)
+    monkeypatch.setattr(chaoskit.suite.chaos, "run", fake_run)
 
 @pytest.mark.chaos(duration=5, epic="KIP-253", feature="expansion under leader isolation", severity="critical")
 def test_expansion(chaos):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit.checkers.linear import check, from_jepsen_ops
+from chaoskit.checkers.linear import check
 from chaoskit.checkers.linear.models import HistoryError
+from chaoskit.history.jepsen import from_jepsen_ops
+from chaoskit.history.schema import SchemaError
 
 
 def verdict(ops):
@@ -101,5 +103,5 @@ def test_jepsen_independent_kv_ops_map_to_keys(history, seen, expected):
 
 
 def test_jepsen_independent_value_must_be_a_pair():
-    with pytest.raises(HistoryError, match=r"\[key value\]"):
+    with pytest.raises(SchemaError, match=r"\[key value\]"):
         from_jepsen_ops([{"process": 0, "type": "invoke", "f": "read", "value": 3}], "kv")

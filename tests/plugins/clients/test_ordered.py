@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from types import SimpleNamespace
 from typing import Any
 
 from chaoskit.client.admin import AdminClient
 from chaoskit.cluster.local import LocalCluster
 from chaoskit.pluginmanager import get_plugin_manager
+from chaoskit.run.live import Run
 from chaoskit_plugins.clients.ordered import OrderedClient
 
 TOPIC = "orders"
@@ -30,7 +30,7 @@ def test_send_poll_callbacks_and_freeze(make_cluster: Callable[..., LocalCluster
         admin.create_topic(TOPIC, 4, 3)
     cluster.wait_until_replicated(TOPIC)
     recorded: list[dict[str, Any]] = []
-    test = SimpleNamespace(cluster=cluster, record=recorded.append, group_id="ordered-plugin")
+    test = Run.around(cluster, record=recorded.append)
     proto = OrderedClient(poll_ms=300)
     producer, consumer = proto.open(test, 0), proto.open(test, 1)
     try:

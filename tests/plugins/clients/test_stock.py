@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from types import SimpleNamespace
 
 from chaoskit.client.admin import AdminClient
 from chaoskit.cluster.local import LocalCluster
 from chaoskit.cluster.waiting import wait_for
+from chaoskit.run.live import Run
 from chaoskit_plugins.clients.stock import KafkaPythonClient
 
 
@@ -17,7 +17,7 @@ def test_close_with_a_send_pending_at_a_dead_leader(make_cluster: Callable[..., 
     with AdminClient(cluster.bootstrap_servers) as admin:
         admin.create_topic("t", 1, 1)
     cluster.wait_until_replicated("t")
-    test = SimpleNamespace(cluster=cluster, record=lambda op: None)
+    test = Run.around(cluster, record=lambda op: None)
     client = KafkaPythonClient(send_timeout_s=1).open(test, 0)
     op = {"f": "send", "topic": "t", "key": "k", "value": [0, "k", 0]}
     assert client.invoke(test, op)["type"] == "ok"

@@ -21,11 +21,12 @@ from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 
 from chaoskit.cluster.local import LocalCluster
 from chaoskit.cluster.waiting import wait_for
-from chaoskit.nemesis.base import FaultContext
+from chaoskit.nemesis.compose import ComposedNemesis
 from chaoskit.nemesis.executor import run_schedule
-from chaoskit.nemesis.protocol import ComposedNemesis, fault_op
+from chaoskit.nemesis.ops import fault_op
 from chaoskit.nemesis.schedule import ScheduleSpec, Window, generate
 from chaoskit.protocol.wire_client import WireClient
+from chaoskit.run.live import Run
 from chaoskit_plugins.faults import FAULTS
 
 
@@ -37,14 +38,14 @@ def cluster(make_cluster: Callable[..., LocalCluster]) -> LocalCluster:
 @contextmanager
 def fault(cluster: LocalCluster, name: str, target: str, pick: int = 0, **params: Any) -> Iterator[dict[str, Any]]:
     """One window of a built-in fault: started on entry (yields what it resolved), stopped on exit."""
-    nemesis = FAULTS[name]()
-    nemesis.setup(FaultContext(cluster))
+    nemesis, run = FAULTS[name](), Run.around(cluster)
+    nemesis.setup(run)
     window = Window(1, 0.0, 1.0, name, target, params, pick)
     try:
-        yield nemesis.invoke(fault_op("start", window))["value"]["resolved"]
-        nemesis.invoke(fault_op("stop", window))
+        yield nemesis.invoke(run, fault_op("start", window))["value"]["resolved"]
+        nemesis.invoke(run, fault_op("stop", window))
     finally:
-        nemesis.teardown(None)
+        nemesis.teardown(run)
 
 
 def create_topic(cluster: LocalCluster, name: str, **config: str) -> None:
@@ -232,12 +233,13 @@ def test_a_seeded_schedule_plays_and_heals_everything(cluster: LocalCluster, res
                    "pause": {"weight": 1, "targets": ["random-broker"]}}})
     schedule = generate(spec, seed=7)
     nemesis = ComposedNemesis({name: FAULTS[name]() for name in ("partition", "latency", "pause")})
-    nemesis.setup(FaultContext(cluster))
+    run = Run.around(cluster)
+    nemesis.setup(run)
     ops: list[dict[str, Any]] = []
     try:
-        run_schedule(nemesis, schedule.windows, ops.append)
+        run_schedule(nemesis, schedule.windows, ops.append, test=run)
     finally:
-        nemesis.teardown(None)
+        nemesis.teardown(run)
     assert schedule.windows and len(ops) == 2 * len(schedule.windows)
     assert not [o for o in ops if "error" in o], [o for o in ops if "error" in o]
     assert all(o["value"]["resolved"] for o in ops if o["f"] == "start")

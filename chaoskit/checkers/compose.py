@@ -1,0 +1,97 @@
+"""One checker path: checks by name from the plugin registry, composed into a Verdict.
+
+    run_checks(History.from_path(p))                       # every applicable Kafka check, on Spark
+    run_checks(h, ["key-order", "lost-write"], engine="local")
+    run_checks(h, ["linearizable"], model="cas-register")
+
+Every check is a Checker (chaoskit.roles) made by a factory registered through the plugin manager,
+the built-ins (plugins/checks) exactly as a third party's: called with the settings as keywords
+(`engine`, `spark_master`, `model`, `budget_s`). `compose` runs them as Jepsen's checker/compose
+does, into `{name: result}` with one overall verdict; the Kafka checks that share an engine are
+evaluated together over one build of its tables. A check that raises is "unknown" with the error;
+the others still run.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from chaoskit.checkers.catalog import KAFKA_CHECKS, MODELS, Check
+from chaoskit.checkers.engine import ENGINES
+from chaoskit.checkers.kafka import KafkaCheck, run_kafka_checks
+from chaoskit.checkers.result import CheckResult
+from chaoskit.checkers.verdict import Verdict
+from chaoskit.history.reader import History, as_history
+from chaoskit.roles import Checker, LiveRun
+
+
+def applicable(history: History) -> list[Check]:
+    """The Kafka checks whose op kinds the history holds."""
+    present = history.kinds()
+    return [c for c in KAFKA_CHECKS if c.needs <= present]
+
+
+def default_checks(history: History, model: str | None) -> list[str]:
+    """What runs when no check is named: linearizability under a register or kv model, else every
+    applicable Kafka check."""
+    if model in ("cas-register", "kv"):
+        return ["linearizable"]
+    return [c.name for c in applicable(history)]
+
+
+def _factories(names: list[str]) -> dict[str, Any]:
+    from chaoskit.pluginmanager import lookup_all
+
+    try:
+        return lookup_all("checks", names)
+    except ValueError as e:
+        raise ValueError(str(e).replace("; installed:", "; the checks are")) from None
+
+
+def checkers(names: list[str], **settings: Any) -> dict[str, Checker]:
+    """The registered checks `names`, each built with `settings`; ValueError naming unknown ones."""
+    return {name: factory(**settings) for name, factory in _factories(names).items()}
+
+
+def run_checks(history: Any, checks: list[str] | None = None, engine: str = "spark", master: str | None = None,
+               model: str | None = None, budget_s: float = 60.0, test: LiveRun | None = None) -> Verdict:
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
+    if model is not None and model not in MODELS:
+        raise ValueError(f"model {model!r}: use one of {', '.join(MODELS)}")
+    history = as_history(history)
+    names = list(checks) if checks is not None else default_checks(history, model)
+    chosen = checkers(names, engine=engine, spark_master=master, model=model, budget_s=budget_s)
+    return compose(chosen, test, history)
+
+
+def check_names(names: list[str]) -> None:
+    """Raise ValueError (listing the checks) unless every name is a registered check."""
+    _factories(names)
+
+
+def compose(named: Mapping[str, Checker], test: LiveRun | None, history: History) -> Verdict:
+    """Every checker's result by name, and the history's unreadable lines beside them."""
+    results: dict[str, CheckResult] = {}
+    batches: dict[Any, dict[str, KafkaCheck]] = {}
+    for name, checker in named.items():
+        if isinstance(checker, KafkaCheck):  # one pass over the tables per engine
+            batches.setdefault(checker.engine, {})[name] = checker
+        else:
+            results[name] = _guarded(name, checker, test, history)
+    for engine, batch in batches.items():
+        found = run_kafka_checks(engine, [c.spec for c in batch.values()], history)
+        results.update({name: found[c.name] for name, c in batch.items()})
+    return Verdict({name: results[name] for name in named}, history.problems)
+
+
+def _guarded(name: str, checker: Checker, test: LiveRun | None, history: History) -> CheckResult:
+    try:
+        found = checker.check(test, history)
+        if not isinstance(found, CheckResult):
+            raise TypeError(f"check {name!r} returned {type(found).__name__}, not a CheckResult")
+        return found
+    except Exception as e:  # noqa: BLE001 -- a check that raises is unknown, never a crash
+        return CheckResult.unknown(name, e)
+
+
+__all__ = ["run_checks", "compose", "checkers", "applicable", "check_names", "ENGINES"]

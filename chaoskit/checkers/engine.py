@@ -1,0 +1,42 @@
+"""The Engine protocol: how the Kafka checks run over a history, in one process or on Spark.
+
+As aiokafka puts its two record implementations behind one protocol, both engines offer the same
+two steps: `tables(history)`, the history flattened once into what every check reads (a context
+manager: released on exit), and `evaluate(checks, tables)`, each check's Found. The engines agree
+exactly: findings.py turns the rows of either into the same CheckResult, and the tests hold them
+to it. Engines are values (equal when configured alike), so checks on one engine share its tables.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ContextManager, Protocol, Sequence
+
+if TYPE_CHECKING:
+    from chaoskit.checkers.catalog import Check
+    from chaoskit.checkers.findings import Found
+    from chaoskit.history.reader import History
+
+ENGINES = ("spark", "local")
+
+
+class Engine(Protocol):
+    name: str
+
+    def tables(self, history: History) -> ContextManager[Any]:
+        """The history's tables, built once for every check of a batch, released on exit."""
+
+    def evaluate(self, checks: Sequence[Check], tables: Any) -> dict[str, Found]:
+        """Each check's anomalies over the tables; raises if any check fails (the caller then
+        runs them one at a time, so one broken check is the only unknown)."""
+
+
+def engine_named(name: str, spark_master: str | None = None) -> Engine:
+    """The engine called `name`: "local" (this process) or "spark" (`spark_master`, local[2] by default)."""
+    if name == "local":
+        from chaoskit.checkers.local.engine import LocalEngine
+
+        return LocalEngine()
+    if name == "spark":
+        from chaoskit.checkers.spark.engine import SparkEngine
+
+        return SparkEngine(spark_master)
+    raise ValueError(f"engine {name!r}: use one of {', '.join(ENGINES)}")

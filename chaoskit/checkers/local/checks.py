@@ -1,0 +1,237 @@
+"""The checks in one process (engine "local"): the same logic as spark/checks.py, over local/tables.py.
+
+Each function takes the Tables and returns a Found whose rows are sorted as the Spark version
+sorts them (findings.py turns both into the same CheckResult).
+"""
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from typing import Any, Callable
+
+from chaoskit.checkers.catalog import NOT_MOVED, OUT_OF_ORDER
+from chaoskit.checkers.findings import Found, Row
+from chaoskit.checkers.local.tables import READONLY_MODES, Delivery, Send, Tables
+from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
+
+
+def _found(rows: list[Row], sort: Callable[[Row], Any], **counts: int) -> Found:
+    rows.sort(key=sort)
+    return Found(len(rows), rows[:LIMIT], counts)
+
+
+def _nulls_first(*values: Any) -> tuple[Any, ...]:
+    # Spark sorts nulls first in ascending order; so do we
+    return tuple((v is not None, v if v is not None else 0) for v in values)
+
+
+def _delivered(t: Tables) -> set[str | None]:
+    return {d.value for d in t.deliveries}
+
+
+def _max_read(t: Tables) -> dict[tuple[Any, int], int]:
+    out: dict[tuple[Any, int], int] = {}
+    for d in t.deliveries:
+        k = (d.topic, d.partition)
+        if d.offset > out.get(k, -1):
+            out[k] = d.offset
+    return out
+
+
+def _send_row(s: Send, **extra: Any) -> Row:
+    return {"process": s.process, "key": s.key, "value": s.value, "topic": s.topic, "partition": s.partition,
+            "offset": s.offset, "index": s.index, **extra}
+
+
+def _never_read(t: Tables, lost: bool) -> Found:
+    delivered, max_read = _delivered(t), _max_read(t)
+    acked = t.acked()
+    rows = []
+    for s in acked:
+        if s.value in delivered:
+            continue
+        top = max_read.get((s.topic, s.partition))
+        if lost and top is not None and top > s.offset:
+            rows.append(_send_row(s, max_read=top))
+        elif not lost and (top is None or top <= s.offset):
+            rows.append(_send_row(s))
+    return _found(rows, lambda r: r["index"], acked=len(acked))
+
+
+def lost_write(t: Tables) -> Found:
+    return _never_read(t, lost=True)
+
+
+def unseen(t: Tables) -> Found:
+    return _never_read(t, lost=False)
+
+
+def _observations(t: Tables) -> list[tuple[Any, int, int, str | None, int]]:
+    """(topic, partition, offset, value, index): each acknowledged send and each delivery."""
+    obs = [(s.topic, s.partition, s.offset, s.value, s.done_index) for s in t.acked()]
+    obs += [(d.topic, d.partition, d.offset, d.value, d.index) for d in t.deliveries]
+    return obs
+
+
+def duplicate(t: Tables) -> Found:
+    places: dict[str | None, set[tuple[Any, int, int]]] = defaultdict(set)
+    for topic, p, o, v, _ in _observations(t):
+        places[v].add((topic, p, o))
+    rows = [{"value": v, "count": len(ps), "positions": [list(x) for x in sorted(ps)]}
+            for v, ps in places.items() if len(ps) > 1 and v is not None]
+    return _found(rows, lambda r: r["value"])
+
+
+def inconsistent_offsets(t: Tables) -> Found:
+    values: dict[tuple[Any, int, int], set[str | None]] = defaultdict(set)
+    for topic, p, o, v, _ in _observations(t):
+        if v is not None:
+            values[(topic, p, o)].add(v)
+    rows = [{"topic": k[0], "partition": k[1], "offset": k[2], "values": sorted(vs)}
+            for k, vs in values.items() if len(vs) > 1]
+    return _found(rows, lambda r: _nulls_first(r["topic"], r["partition"], r["offset"]))
+
+
+def _known_offsets(t: Tables) -> dict[tuple[Any, int], list[int]]:
+    known: dict[tuple[Any, int], set[int]] = defaultdict(set)
+    for topic, p, o, _, _ in _observations(t):
+        known[(topic, p)].add(o)
+    return {k: sorted(v) for k, v in known.items()}
+
+
+def _poll_steps(t: Tables) -> list[tuple[Delivery, Delivery]]:
+    """Consecutive deliveries of one partition to one process with no position reset between."""
+    by: dict[tuple[Any, Any, int, int], list[Delivery]] = defaultdict(list)
+    for d in t.deliveries:
+        era = bisect.bisect_left(t.resets.get(d.process, []), d.index)
+        by[(d.process, d.topic, d.partition, era)].append(d)
+    steps = []
+    for ds in by.values():
+        ds.sort(key=lambda d: (d.index, d.pos))
+        steps += list(zip(ds, ds[1:]))
+    return steps
+
+
+def _step_row(a: Delivery, b: Delivery, **extra: Any) -> Row:
+    return {"process": a.process, "topic": a.topic, "partition": a.partition, "from_offset": a.offset,
+            "to_offset": b.offset, "index": b.index, **extra}
+
+
+def _step_sort(r: Row) -> Any:
+    return (r["index"], r["partition"], r["to_offset"])
+
+
+def poll_skip(t: Tables) -> Found:
+    known = _known_offsets(t)
+    rows = []
+    for a, b in _poll_steps(t):
+        if b.offset > a.offset:
+            offs = known[(a.topic, a.partition)]
+            missed = bisect.bisect_left(offs, b.offset) - bisect.bisect_right(offs, a.offset)
+            if missed > 0:
+                rows.append(_step_row(a, b, missed=missed))
+    return _found(rows, _step_sort)
+
+
+def nonmonotonic_poll(t: Tables) -> Found:
+    rows = [_step_row(a, b) for a, b in _poll_steps(t) if b.offset <= a.offset]
+    return _found(rows, _step_sort)
+
+
+def nonmonotonic_send(t: Tables) -> Found:
+    by: dict[tuple[Any, Any, int], list[Send]] = defaultdict(list)
+    for s in t.acked():
+        by[(s.process, s.topic, s.partition)].append(s)
+    rows = []
+    for ss in by.values():
+        ss.sort(key=lambda s: s.index)
+        rows += [{"process": b.process, "topic": b.topic, "partition": b.partition, "from_offset": a.offset,
+                  "to_offset": b.offset, "index": b.index} for a, b in zip(ss, ss[1:]) if b.offset <= a.offset]
+    return _found(rows, lambda r: r["index"])
+
+
+def _key_row(a: Send, b: Send, da: Delivery, db: Delivery, reason: str) -> Row:
+    return {"process": a.process, "key": a.key, "first": a.value, "second": b.value,
+            "first_partition": a.partition, "second_partition": b.partition,
+            "first_delivered": da.index, "second_delivered": db.index, "index": b.index, "reason": reason}
+
+
+def _key_moved(t: Tables, da: Delivery, db: Delivery) -> bool:
+    """A key-revoked of da's partition, then a key-assigned of db's, both between the two deliveries:
+    the earliest such revoke leaves the most room for the assign."""
+    revoked = t.key_revoked.get((da.topic, da.partition), [])
+    i = bisect.bisect_right(revoked, da.index)
+    if i == len(revoked) or revoked[i] >= db.index:
+        return False
+    assigned = t.key_assigned.get((db.topic, db.partition), [])
+    j = bisect.bisect_right(assigned, revoked[i])
+    return j < len(assigned) and assigned[j] < db.index
+
+
+def key_order(t: Tables) -> Found:
+    first: dict[str | None, Delivery] = {}
+    for d in t.deliveries:
+        f = first.get(d.value)
+        if f is None or (d.index, d.pos) < (f.index, f.pos):
+            first[d.value] = d
+    by: dict[tuple[Any, Any], list[Send]] = defaultdict(list)
+    for s in t.sends:
+        if s.key is not None and s.value in first:
+            by[(s.process, s.key)].append(s)
+    # clients without KIP-253's key listener record no key callbacks: their topics are judged on deliveries
+    keyed = {topic for topic, _ in (*t.key_revoked, *t.key_assigned)}
+    rows, cross = [], 0
+    for ss in by.values():
+        ss.sort(key=lambda s: s.index)
+        for a, b in zip(ss, ss[1:]):
+            da, db = first[a.value], first[b.value]
+            if (db.index, db.pos) < (da.index, da.pos):
+                rows.append(_key_row(a, b, da, db, OUT_OF_ORDER))
+            elif da.topic == db.topic and da.partition != db.partition and da.topic in keyed:
+                cross += 1
+                if not _key_moved(t, da, db):
+                    rows.append(_key_row(a, b, da, db, NOT_MOVED % (da.partition, db.partition)))
+    return _found(rows, lambda r: r["index"], cross_partition_pairs=cross)
+
+
+def truncation_undetected(t: Tables) -> Found:
+    latest: dict[tuple[Any, int, int], list[tuple[int, str | None]]] = defaultdict(list)
+    for topic, p, o, v, idx in _observations(t):
+        latest[(topic, p, o)].append((idx, v))
+    detected: dict[tuple[Any, Any, int], list[tuple[int, int]]] = defaultdict(list)
+    for proc, topic, p, off, idx in t.truncations:
+        detected[(proc, topic, p)].append((idx, off))
+    rows = []
+    for d in t.deliveries:
+        later = sorted({v for idx, v in latest[(d.topic, d.partition, d.offset)]
+                        if idx > d.index and v != d.value and v is not None})
+        if not later:
+            continue
+        if any(idx > d.index and off <= d.offset for idx, off in detected.get((d.process, d.topic, d.partition), ())):
+            continue
+        rows.append({"process": d.process, "topic": d.topic, "partition": d.partition, "offset": d.offset,
+                     "value": d.value, "index": d.index, "later": later})
+    return _found(rows, lambda r: (r["index"], r["partition"], r["offset"]))
+
+
+def write_to_readonly(t: Tables) -> Found:
+    modes: dict[tuple[Any, int], list[tuple[int, str]]] = defaultdict(list)
+    for topic, p, idx, mode in t.modes:
+        modes[(topic, p)].append((idx, mode))
+    for v in modes.values():
+        v.sort()
+    rows = []
+    for s in t.acked():
+        ms = modes.get((s.topic, s.partition), [])
+        i = bisect.bisect_left(ms, (s.index, "")) - 1
+        if i >= 0 and ms[i][1] in READONLY_MODES:
+            rows.append(_send_row(s, mode=ms[i][1], mode_index=ms[i][0]))
+    return _found(rows, lambda r: r["index"])
+
+
+def coordinator_split(t: Tables) -> Found:
+    parts: dict[str, set[int]] = defaultdict(set)
+    for group, p, _ in t.coordinators:
+        parts[group].add(p)
+    rows = [{"group": g, "partitions": sorted(ps)} for g, ps in parts.items() if len(ps) > 1]
+    return _found(rows, lambda r: r["group"], groups=len(parts))

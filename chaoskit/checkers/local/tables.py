@@ -1,0 +1,115 @@
+"""The history flattened into the tables the checks read, in one process (the local engine).
+
+A missing topic is "" (so both engines join on it alike).
+
+`checkers/spark/tables.py` builds the same tables as DataFrames; docs/history.md says how each op maps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op, poll_records, value_text
+
+READONLY_MODES = ("ReadOnly", "None")
+# ops after which a consumer may legitimately read a partition from another offset
+RESETS = ("on_partitions_assigned", "truncation-detected")
+
+
+@dataclass
+class Send:
+    process: Any
+    value: str
+    key: Any
+    topic: Any
+    index: int  # the invoke's index
+    status: str | None = None  # ok | fail | info; None: never completed
+    partition: int | None = None
+    offset: int | None = None
+    done_index: int | None = None
+
+
+@dataclass
+class Delivery:
+    process: Any
+    index: int  # the poll's index
+    pos: int  # the record's place in the poll
+    topic: Any
+    partition: int
+    offset: int
+    key: Any
+    value: str | None
+
+
+@dataclass
+class Tables:
+    sends: list[Send] = field(default_factory=list)
+    deliveries: list[Delivery] = field(default_factory=list)
+    # process -> indices of its position resets: rebalance assigns and truncation reports
+    resets: dict[Any, list[int]] = field(default_factory=dict)
+    truncations: list[tuple[Any, Any, int, int, int]] = field(default_factory=list)  # process, t, p, offset, index
+    modes: list[tuple[Any, int, int, str]] = field(default_factory=list)  # topic, partition, index, mode
+    coordinators: list[tuple[str, int, int]] = field(default_factory=list)  # group, partition, index
+    # (topic, partition) -> indices (ascending) of the key callbacks naming it
+    key_revoked: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
+    key_assigned: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
+
+    def acked(self) -> list[Send]:
+        return [s for s in self.sends if s.status == "ok" and s.offset is not None]
+
+
+def in_order(ops: Iterable[Op]) -> Iterable[Op]:
+    """A list sorted by index if it is not already; an iterator (a stream too big to hold) is
+    checked instead: it must come in index order, as the recorder writes it."""
+    if isinstance(ops, list):
+        if any(a["index"] > b["index"] for a, b in zip(ops, ops[1:])):
+            return sorted(ops, key=lambda o: o["index"])
+        return ops
+    return _ordered_stream(ops)
+
+
+def _ordered_stream(ops: Iterable[Op]) -> Iterable[Op]:
+    last = -1
+    for op in ops:
+        if op["index"] < last:
+            raise ValueError(f"a streamed history must come in index order: op {op['index']} after op {last}; "
+                             "pass a list to have it sorted")
+        last = op["index"]
+        yield op
+
+
+def build(ops: Iterable[Op]) -> Tables:
+    t = Tables()
+    pending: dict[tuple[Any, str | None], Send] = {}
+    for op in in_order(ops):
+        f, kind, idx = op.get("f"), op.get("type"), op["index"]
+        if f == "send":
+            k = (op.get("process"), value_text(op.get("value")))
+            if kind == "invoke":
+                send = Send(k[0], k[1], op.get("key"), op.get("topic") or "", idx)
+                pending[k] = send
+                t.sends.append(send)
+            elif k in pending and pending[k].status is None:
+                s = pending[k]
+                s.status, s.partition, s.offset, s.done_index = kind, op.get("partition"), op.get("offset"), idx
+        elif f == "poll" and kind == "ok":
+            for pos, (p, o, key, v, _epoch) in enumerate(poll_records(op)):
+                t.deliveries.append(Delivery(op.get("process"), idx, pos, op.get("topic") or "", p, o, key, v))
+        elif f in RESETS and kind in ("ok", "info"):
+            t.resets.setdefault(op.get("process"), []).append(idx)
+        if f == "truncation-detected" and kind in ("ok", "info") and op.get("offset") is not None:
+            t.truncations.append((op.get("process"), op.get("topic") or "", op.get("partition"), op["offset"], idx))
+        elif f == "partition-mode" and kind == "ok":
+            mode = (op.get("value") or {}).get("mode") if isinstance(op.get("value"), dict) else None
+            if mode is not None:
+                t.modes.append((op.get("topic") or "", op.get("partition"), idx, mode))
+        elif f in (KEY_REVOKED, KEY_ASSIGNED) and kind == "ok" and isinstance(op.get("value"), list):
+            into = t.key_revoked if f == KEY_REVOKED else t.key_assigned
+            for tp in op["value"]:
+                if isinstance(tp, list) and len(tp) == 2 and isinstance(tp[1], int):
+                    into.setdefault((tp[0], tp[1]), []).append(idx)
+        elif f == "coordinator" and kind == "ok" and isinstance(op.get("value"), dict):
+            v = op["value"]
+            if v.get("group") is not None and v.get("partition") is not None:
+                t.coordinators.append((str(v["group"]), int(v["partition"]), idx))
+    return t

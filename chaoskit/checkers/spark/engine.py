@@ -1,0 +1,42 @@
+"""SparkEngine: the Kafka checks as one Spark job over the history's Parquet copy.
+
+The history's own Parquet file is read when it has one (a run writes history.parquet beside its
+JSONL); otherwise a temporary copy is written for the job and removed after it.
+"""
+from __future__ import annotations
+
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from chaoskit.checkers.catalog import Check
+from chaoskit.checkers.findings import Found
+from chaoskit.history.parquet import write_parquet
+from chaoskit.history.reader import History
+
+
+@dataclass(frozen=True)
+class SparkEngine:
+    master: str | None = None  # None: local[2]
+    name: str = "spark"
+
+    @contextmanager
+    def tables(self, history: History) -> Iterator[Any]:
+        from chaoskit.checkers.spark.session import spark
+        from chaoskit.checkers.spark.tables import SparkTables
+
+        with tempfile.TemporaryDirectory(prefix="chaoskit-check-") as tmp:
+            path = history.source or write_parquet(history.ops, Path(tmp) / "history.parquet")
+            tables = SparkTables(spark(self.master).read.parquet(str(path)))
+            try:
+                yield tables
+            finally:
+                tables.release()
+
+    def evaluate(self, checks: Sequence[Check], tables: Any) -> dict[str, Found]:
+        """Every check in ONE job (a job per check would cost more than the checks on small histories)."""
+        from chaoskit.checkers.spark import checks as functions
+
+        return functions.evaluate({c.name: getattr(functions, c.function)(tables) for c in checks})

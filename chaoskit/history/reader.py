@@ -1,0 +1,130 @@
+"""History: the ops a check reads, from a list or a file in any supported format (the read side;
+history/recorder.py is the write side).
+
+    History.from_path("reports/runs/x/history.jsonl")       # .jsonl, .parquet, .edn, .log/.txt
+    History.from_path("history.edn", format="edn")
+
+A corrupt or truncated line is a `problem` ("line N: what is wrong"); the other lines still load
+and are checked. Ops without an `index` get their position in the file.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from chaoskit.history.jepsen import from_jepsen_ops, read_edn_lines, read_log_lines
+from chaoskit.history.parquet import read_parquet, write_parquet
+from chaoskit.history.schema import Op, SchemaError, check_op
+
+FORMATS = ("jsonl", "parquet", "edn", "jepsen-log")
+_SUFFIXES = {".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".edn": "edn", ".log": "jepsen-log",
+             ".txt": "jepsen-log"}
+
+
+class HistoryError(ValueError):
+    """A history that cannot be read at all (missing file, unknown format)."""
+
+
+def read_jsonl_lines(lines: Iterable[str]) -> tuple[list[Op], list[str]]:
+    ops, problems = [], []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            ops.append(check_op(json.loads(line)))
+        except json.JSONDecodeError as e:
+            what = "truncated" if not line.endswith("\n") else "not JSON"
+            problems.append(f"line {n}: {what} ({e.msg} at column {e.colno})")
+        except SchemaError as e:
+            problems.append(f"line {n}: {e}")
+    return ops, problems
+
+
+def detect_format(path: Path) -> str:
+    fmt = _SUFFIXES.get(path.suffix.lower())
+    if fmt is None:
+        raise HistoryError(f"cannot tell the format of {path} from its suffix {path.suffix!r}; "
+                           f"name one with --format ({', '.join(FORMATS)})")
+    return fmt
+
+
+class History:
+    """Ops and the lines that could not be read. A Parquet history loads its ops only when asked
+    (Spark reads the file itself, so a checked Parquet history never passes through Python)."""
+
+    def __init__(self, ops: Iterable[Op] | None = None, problems: Iterable[str] = (),
+                 source: Path | None = None) -> None:
+        self.problems: list[str] = list(problems)
+        self.source = source  # its Parquet copy (read from, or written by to_parquet): what Spark reads
+        self._ops: list[Op] | None = None
+        if ops is not None or source is None:
+            self._set(list(ops or ()))
+
+    def _set(self, ops: list[Op]) -> None:
+        for i, op in enumerate(ops):
+            if op.get("index") is None:
+                op["index"] = i
+        self._ops = ops
+
+    @property
+    def ops(self) -> list[Op]:
+        if self._ops is None:
+            self._set(read_parquet(self.source))
+        return self._ops  # type: ignore[return-value]
+
+    def kinds(self) -> set[Any]:
+        """The op kinds (f) present: which checks apply."""
+        if self._ops is None:
+            import pyarrow.parquet as pq
+            return set(pq.read_table(self.source, columns=["f"]).column("f").unique().to_pylist())
+        return {op.get("f") for op in self._ops}
+
+    def __len__(self) -> int:
+        if self._ops is None:
+            import pyarrow.parquet as pq
+            return pq.ParquetFile(self.source).metadata.num_rows
+        return len(self._ops)
+
+    @classmethod
+    def from_path(cls, path: str | Path, format: str | None = None) -> History:  # noqa: A002 -- the CLI's word
+        path = Path(path)
+        if not path.exists():
+            raise HistoryError(f"no history at {path}")
+        fmt = format or detect_format(path)
+        if fmt == "parquet":
+            return cls(None, source=path)
+        readers = {"jsonl": read_jsonl_lines, "edn": read_edn_lines, "jepsen-log": read_log_lines}
+        if fmt not in readers:
+            raise HistoryError(f"unknown history format {fmt!r}; use one of {', '.join(FORMATS)}")
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            ops, problems = readers[fmt](f)
+        return cls(ops, problems)
+
+    def named_for(self, model: str) -> History:
+        """A Jepsen history's ops renamed as the linearizability `model` reads them (history.jepsen)."""
+        return History(from_jepsen_ops(self.ops, model), self.problems)
+
+    def to_parquet(self, path: str | Path) -> Path:
+        """Write the ops as Parquet at `path`, which then is this history's Parquet copy (`source`)."""
+        self.source = write_parquet(self.ops, path)
+        return self.source
+
+    def to_jsonl(self, path: str | Path) -> Path:
+        path = Path(path)
+        with open(path, "w", encoding="utf-8") as f:
+            for op in self.ops:
+                f.write(json.dumps(op, separators=(",", ":"), ensure_ascii=False, default=str) + "\n")
+        return path
+
+    def __repr__(self) -> str:
+        return f"History({len(self)} ops, {len(self.problems)} problems)"
+
+
+def as_history(source: Any) -> History:
+    """A History from a History, a list of ops or a path."""
+    if isinstance(source, History):
+        return source
+    if isinstance(source, (str, Path)):
+        return History.from_path(source)
+    return History(source)

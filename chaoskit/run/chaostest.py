@@ -1,0 +1,136 @@
+"""A chaos run as data: `ChaosTest` (what to run), `Topic`, and `RunResult` (what came of it).
+
+    ChaosTest("kip253-expansion", profile="patched", seed=7, duration_s=30, topics=[Topic("orders", 4)],
+              client="ordered", faults={"mean_interval_s": 4, "window_s": [1, 3],
+                                        "faults": {"admin": {...}, "partition": {...}}})
+
+A ChaosTest is Jepsen's test map: plain data, written to every run's folder as test.json (with the
+chaoskit version that wrote it), from which `chaoskit run` replays it. Its cluster spec and fault
+schedule are derived from it here, so every way of starting a run derives them alike.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from chaoskit.checkers.verdict import Verdict
+from chaoskit.cluster.spec import ClusterSpec
+from chaoskit.nemesis.schedule import Schedule, generate
+
+HISTORY_FILE, RESULTS_FILE, TEST_FILE = "history.jsonl", "results.json", "test.json"
+VERSION_KEY = "chaoskit_version"  # in test.json: which chaoskit wrote it (a replay on another may differ)
+
+# quick failure detection: a chaos run lasts a minute, not an hour
+FAST_BROKER = {"zookeeper.session.timeout.ms": 4000, "replica.lag.time.max.ms": 3000,
+               "replica.fetch.wait.max.ms": 200}
+FAST_CONTROLLER = {"zookeeper.session.timeout.ms": 4000, "controller.request.timeout.ms": 2000,
+                   "delete.topic.partition.interval.delay.ms": 1000}
+
+
+@dataclass
+class Topic:
+    name: str
+    partitions: int = 4
+    replication_factor: int = 3
+    config: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ChaosTest:
+    name: str
+    profile: str = "patched"
+    seed: int = 0
+    duration_s: float = 30.0
+    backend: str = "local"
+    brokers: int = 3
+    controllers: int = 2
+    zookeepers: int = 1
+    broker_config: dict[str, Any] = field(default_factory=dict)
+    controller_config: dict[str, Any] = field(default_factory=dict)
+    topics: list[Topic] = field(default_factory=lambda: [Topic("orders")])
+    workload: str = "keyed-sequences"
+    workload_options: dict[str, Any] = field(default_factory=dict)
+    client: str = "kafka-python"
+    client_options: dict[str, Any] = field(default_factory=dict)
+    faults: dict[str, Any] | None = None  # a schedule spec without duration_s (the run's is used)
+    checks: list[str] | None = None  # None: every Kafka check
+    engine: str = "spark"  # or "local": the same checks in one process
+    spark_master: str | None = None
+    reports: Path = Path("reports")
+    drain_timeout_s: float = 60.0
+    replay: str | None = None  # the command that runs this again; the plugin fills in the pytest one
+    labels: dict[str, str] = field(default_factory=dict)  # epic, feature, severity for reports
+
+    def to_json(self) -> dict[str, Any]:
+        from chaoskit import __version__
+
+        data = asdict(self)
+        data["reports"] = str(self.reports)
+        return {VERSION_KEY: __version__, **data}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChaosTest:
+        """A test back from its test.json (what `chaoskit run` replays); unknown keys are an error."""
+        values = {k: v for k, v in data.items() if k != VERSION_KEY}
+        known = {f.name for f in fields(cls)}
+        unknown = set(values) - known
+        if unknown:
+            raise ValueError(f"test file: unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
+        values["topics"] = [Topic(**t) if isinstance(t, dict) else t for t in values.get("topics", [])]
+        if "reports" in values:
+            values["reports"] = Path(values["reports"])
+        return cls(**values)
+
+    @property
+    def group_id(self) -> str:
+        """The consumer group of the run's clients."""
+        return f"chaoskit-{self.name}"
+
+
+def cluster_spec(test: ChaosTest, run_id: str, run_dir: Path) -> ClusterSpec:
+    """The proxied cluster a test runs on, with quick failure detection under its own configs."""
+    return ClusterSpec(brokers=test.brokers, controllers=test.controllers, zookeepers=test.zookeepers,
+                       profile=test.profile, run_id=run_id, run_dir=run_dir, proxied=True, seed=test.seed,
+                       broker_config={**FAST_BROKER, **test.broker_config},
+                       controller_config={**FAST_CONTROLLER, **test.controller_config})
+
+
+def schedule_for(test: ChaosTest) -> Schedule | None:
+    """The run's fault windows (None: a run without faults, the control)."""
+    if not test.faults:
+        return None
+    return generate({**test.faults, "duration_s": test.duration_s}, test.seed)
+
+
+@dataclass
+class RunResult:
+    test: ChaosTest
+    run_id: str
+    run_dir: Path
+    verdict: Verdict
+    schedule: Schedule | None
+    stats: dict[str, Any]
+    error: str | None = None  # the run itself broke (not an anomaly): its checks are what could be done
+
+    @property
+    def valid(self) -> Any:
+        return "unknown" if self.error else self.verdict.valid
+
+    @property
+    def history(self) -> Path:
+        return self.run_dir / HISTORY_FILE
+
+    @property
+    def anomalies(self) -> set[str]:
+        """The checks that found something (valid false)."""
+        return {name for name, r in self.verdict.results.items() if r.valid is False}
+
+    @property
+    def replay(self) -> str:
+        return self.test.replay or f"chaoskit run {self.run_dir / TEST_FILE}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.test.name, "run_id": self.run_id, "profile": self.test.profile, "seed": self.test.seed,
+                "valid": self.valid, "error": self.error, "replay": self.replay, "stats": self.stats,
+                "verdict": self.verdict.to_json()}

@@ -1,0 +1,286 @@
+"""`run(ChaosTest)`: one chaos run, start to finish, written as the phases it goes through.
+
+    prepare      the run's folder, test.json and fault schedule; the workload, client and faults by name
+    cluster up   a proxied cluster of the test's profile (its logs in reports/runs/<id>/), the topics
+    recording    the history (history.jsonl), appended by every part
+    roles set up one client per worker process (opened, then set up), the nemesis set up
+    play         the workload and the fault schedule at once, for `duration_s`
+    heal         the schedule's end: every fault healed
+    drain        consumers read until every acknowledged write was delivered (or a timeout)
+    analyze      the cluster stopped, the checks over the history
+
+Each phase that starts something is a context manager that ends it on the way out, in reverse
+order, however the run ended. Everything random comes from the test's seed; the result's `replay`
+is the command that runs it again. Parts are looked up by name in the plugin registry.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from chaoskit.checkers.verdict import Verdict
+from chaoskit.cluster.spec import new_run_id
+from chaoskit.nemesis.compose import ComposedNemesis
+from chaoskit.nemesis.executor import MonotonicClock, run_schedule
+from chaoskit.nemesis.schedule import Schedule
+from chaoskit.pluginmanager import get_plugin_manager, lookup
+from chaoskit.roles import Client, Nemesis, NoopNemesis, Workload
+from chaoskit.run.chaostest import (HISTORY_FILE, RESULTS_FILE, TEST_FILE, ChaosTest, RunResult, cluster_spec,
+                                    schedule_for)
+from chaoskit.run.live import Run
+from chaoskit.run.progress import ProgressLine
+from chaoskit.run.workers import WorkerPool
+
+log = logging.getLogger("chaoskit.runner")
+SLACK_S = 120  # past its duration, how long the workload and the schedule may take to wind down
+
+
+@dataclass
+class Parts:
+    """A run's parts as the phases assemble them."""
+
+    test: ChaosTest
+    live: Run
+    schedule: Schedule | None
+    progress: bool = False
+    stats: dict[str, Any] = field(default_factory=dict)
+    workload: Workload | None = None
+    client: Client | None = None  # the prototype each worker process's client is opened from
+    nemesis: Nemesis = field(default_factory=NoopNemesis)
+    pool: WorkerPool | None = None
+    clock: MonotonicClock | None = None  # the run's time, from the moment the parts are set up
+    faulting: threading.Thread | None = None
+    kept_up: bool = False  # the cluster was left up for release() to decide (keep)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def history(self) -> Path:
+        return self.live.run_dir / HISTORY_FILE  # type: ignore[operator]
+
+
+def run(test: ChaosTest, progress: bool = False, keep: bool = False) -> RunResult:
+    """Run `test` start to finish; every fault is healed and the cluster stopped however it ends,
+    except with `keep`, when a run that is not clean leaves its cluster up (its processes detached
+    from the reaper) for a look, and the result says how to reach it and take it down."""
+    parts = prepare(test, progress)
+    error: str | None = None
+    began = time.monotonic()
+    try:
+        compose_parts(parts)
+        with ExitStack() as phases:
+            phases.enter_context(cluster_up(parts, keep))
+            phases.enter_context(recording(parts))
+            phases.enter_context(roles_set_up(parts))
+            phases.enter_context(running(parts))
+            play(parts)
+            heal(parts)
+            drain(parts)
+    except Exception as e:  # noqa: BLE001 -- a broken run still gets its history checked and reported
+        log.exception("run %s broke", parts.live.run_id)
+        error = f"{type(e).__name__}: {e}"
+    parts.stats["run_seconds"] = round(time.monotonic() - began, 3)
+    verdict = analyze(parts)
+    release(parts, kept=verdict.valid is not True)
+    result = RunResult(test, parts.live.run_id, parts.live.run_dir, verdict, parts.schedule, parts.stats, error)
+    (parts.live.run_dir / RESULTS_FILE).write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
+    get_plugin_manager().hook.chaoskit_run_end(run=parts.live, result=result)
+    return result
+
+
+# --- the phases --------------------------------------------------------------------------------
+def prepare(test: ChaosTest, progress: bool = False) -> Parts:
+    """The run's folder with its test.json and fault schedule (what a replay needs, written first)."""
+    run_id = new_run_id()
+    run_dir = Path(test.reports) / "runs" / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / TEST_FILE).write_text(json.dumps(test.to_json(), indent=1) + "\n")
+    schedule = schedule_for(test)
+    if schedule is not None:
+        schedule.write(run_dir)
+    return Parts(test, Run(test, run_id, run_dir), schedule, progress)
+
+
+def compose_parts(parts: Parts) -> None:
+    """The workload, the client and the faults the test names, from the plugin registry."""
+    test = parts.test
+    topic = {"topic": test.topics[0].name} if test.topics else {}
+    parts.workload = lookup("workloads", test.workload)(seed=test.seed, duration_s=test.duration_s,
+                                                        **{**topic, **test.workload_options})
+    parts.client = lookup("clients", test.client)(**test.client_options)
+    faults = sorted(parts.schedule.spec.fault_names) if parts.schedule is not None else []
+    if faults:
+        parts.nemesis = ComposedNemesis({name: lookup("faults", name)() for name in faults})
+
+
+@contextmanager
+def cluster_up(parts: Parts, keep: bool = False) -> Iterator[Any]:
+    """The test's cluster started and its topics replicated; stopped on the way out (left up with
+    `keep` when the run got through, for `release` to decide once the verdict is in)."""
+    from chaoskit.client.admin import AdminClient
+    from chaoskit.cluster.backends import new_cluster  # docker (and its SDK) only when asked for
+
+    test, live = parts.test, parts.live
+    began = time.monotonic()
+    cluster = new_cluster(test.backend, cluster_spec(test, live.run_id, live.run_dir))
+    live.cluster = cluster
+    try:
+        cluster.start()
+        parts.stats["cluster_up_s"] = round(time.monotonic() - began, 3)
+        with AdminClient(cluster.bootstrap_servers) as admin:
+            for t in test.topics:
+                admin.create_topic(t.name, t.partitions, t.replication_factor, t.config)
+        for t in test.topics:
+            cluster.wait_until_replicated(t.name)
+        yield cluster
+    except BaseException:
+        cluster.stop()
+        raise
+    if keep:
+        parts.kept_up = True
+    else:
+        cluster.stop()  # before the checks: they need the CPU, not the cluster
+
+
+@contextmanager
+def recording(parts: Parts) -> Iterator[None]:
+    """The history, open for every part's ops until the run's parts are done."""
+    from chaoskit.history import Recorder
+
+    with Recorder(parts.history) as recorder:
+        parts.live.record = recorder.record
+        yield
+
+
+@contextmanager
+def roles_set_up(parts: Parts) -> Iterator[None]:
+    """Each worker process's client opened and set up, and the nemesis set up, once the cluster
+    is up; torn down in reverse however the run ends (Jepsen's with-client+nemesis-setup-teardown)."""
+    live = parts.live
+    assert parts.workload is not None and parts.client is not None
+    get_plugin_manager().hook.chaoskit_run_start(run=live)
+    processes = [p for ps in parts.workload.processes.values() for p in ps]
+    clients: dict[int, Client] = {}
+    try:
+        for p in processes:
+            clients[p] = parts.client.open(live, p)
+        live.clients = list(clients.values())
+        for client in live.clients:
+            client.setup(live)
+        parts.clock = MonotonicClock()
+        parts.pool = WorkerPool(parts.workload, clients, live, live.record, parts.clock.now)
+        parts.nemesis.setup(live)
+        yield
+    finally:
+        try:
+            parts.nemesis.teardown(live)
+        finally:
+            for client in clients.values():
+                _quietly(client.teardown, live)
+                _quietly(client.close, live)
+
+
+def _quietly(step: Any, live: Run) -> None:
+    try:
+        step(live)
+    except Exception as e:  # noqa: BLE001 -- close the others
+        log.warning("%s of a client: %r", step.__name__, e)
+
+
+@contextmanager
+def running(parts: Parts) -> Iterator[None]:
+    """The worker processes and the nemesis playing the schedule, each in its own thread (and the
+    progress line); stopped on the way out."""
+    pool = parts.pool
+    assert pool is not None
+    record = _noting_failed_starts(parts.live.record, parts.stats)
+    parts.faulting = threading.Thread(target=_faults, args=(parts, record), name="nemesis", daemon=True)
+    try:
+        with ProgressLine(parts.progress, parts.test, pool, parts.clock):
+            pool.start()
+            parts.faulting.start()
+            yield
+    finally:
+        parts.stop.set()
+        pool.stop()
+        if parts.faulting.is_alive():
+            parts.faulting.join(60)
+        parts.stats.update(ops=pool.ops, acked=len(pool.acked), undelivered=pool.undelivered)
+
+
+def play(parts: Parts) -> None:
+    """Until every worker process has done its ops (the workload's time is up)."""
+    assert parts.pool is not None
+    parts.pool.join(parts.test.duration_s + SLACK_S)
+
+
+def heal(parts: Parts) -> None:
+    """Until the schedule has played out: its end heals every fault still active."""
+    assert parts.faulting is not None
+    parts.faulting.join(parts.test.duration_s + SLACK_S)
+
+
+def drain(parts: Parts) -> None:
+    """Consumers read until every acknowledged write was delivered, or the drain's timeout."""
+    assert parts.pool is not None
+    parts.stats["drained"] = parts.pool.drain(parts.test.drain_timeout_s)
+
+
+def analyze(parts: Parts) -> Verdict:
+    """The test's checks over the run's history (a missing history checks as empty: unknown).
+    The history's Parquet copy is written beside it: what Spark reads and reports attach."""
+    from chaoskit.checkers.compose import run_checks
+    from chaoskit.checkers.result import CheckResult
+    from chaoskit.history.reader import History
+
+    checking = time.monotonic()
+    if not parts.history.exists():
+        return Verdict({"history": CheckResult.unknown("history", f"the run wrote no history at {parts.history}")})
+    history = History.from_path(parts.history)
+    history.to_parquet(parts.history.with_suffix(".parquet"))
+    test = parts.test
+    verdict = run_checks(history, test.checks, engine=test.engine, master=test.spark_master, test=parts.live)
+    parts.stats["check_s"] = round(time.monotonic() - checking, 3)
+    return verdict
+
+
+def release(parts: Parts, kept: bool) -> None:
+    """A cluster still up (`keep`) is stopped, or, for a run that is not clean, left up (detached
+    from its reaper) with how to reach it and take it down."""
+    cluster = parts.live.cluster
+    if not parts.kept_up:
+        return
+    if not kept:
+        cluster.stop()
+        return
+    cluster.detach()
+    parts.stats["kept"] = {"bootstrap_servers": cluster.bootstrap_servers, "run_id": cluster.run_id,
+                           "down": f"chaoskit cluster down {cluster.run_id}"}
+    log.warning("the cluster of run %s is left up: bootstrap servers %s; take it down with: %s",
+                cluster.run_id, cluster.bootstrap_servers, parts.stats["kept"]["down"])
+
+
+# --- helpers -----------------------------------------------------------------------------------
+def _noting_failed_starts(record: Any, stats: dict[str, Any]) -> Any:
+    """`record`, also listing in stats["fault_errors"] each fault whose start raised (a suite whose
+    scripted step failed did not test what it claims)."""
+    def note(op: dict[str, Any]) -> Any:
+        if op.get("f") == "start" and op.get("error"):
+            value = op.get("value") or {}
+            stats.setdefault("fault_errors", []).append(
+                {"fault": value.get("fault"), "window": value.get("window"), "error": str(op["error"]).splitlines()[0]})
+        return record(op)
+    return note
+
+
+def _faults(parts: Parts, record: Any) -> None:
+    windows = parts.schedule.windows if parts.schedule is not None else ()
+    try:
+        run_schedule(parts.nemesis, windows, record, parts.clock, parts.stop, test=parts.live)
+    except Exception as e:  # noqa: BLE001 -- a heal that failed is the run's error, reported in stats
+        parts.stats["nemesis_error"] = f"{type(e).__name__}: {e}"

@@ -1,0 +1,110 @@
+"""The worker processes of a run: one thread per process, each asking the workload for its next
+op, recording the invoke, calling its client and recording the completion.
+
+The pool also keeps what the drain needs: the values of acknowledged sends and the values any poll
+delivered. After the run's time is up, consumers go on with the workload's drain ops until every
+acknowledged value has been delivered (or the drain's timeout passes): a final read, so that an
+acknowledged write no poll saw is a real finding (`unseen`, `lost-write`), not a short read.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from chaoskit.history.schema import Op, value_text  # value_text: the text the checks join values on
+from chaoskit.roles import PENDING, Client, LiveRun, Workload
+
+log = logging.getLogger("chaoskit.workers")
+PACE_S = 0.005  # how long a process with nothing to do (PENDING) waits before asking again
+
+
+class WorkerPool:
+    def __init__(self, workload: Workload, clients: dict[int, Client], test: LiveRun,
+                 record: Callable[[Op], Any], now: Callable[[], float]) -> None:
+        self.workload, self.clients, self.test = workload, clients, test
+        self.record, self.now = record, now
+        self.acked: set[str] = set()
+        self.delivered: set[str] = set()
+        self.ops = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # --- running -------------------------------------------------------------------------------
+    def start(self) -> None:
+        for process in self.clients:
+            t = threading.Thread(target=self._work, args=(process,), name=f"worker-{process}", daemon=True)
+            self._threads.append(t)
+            t.start()
+
+    def join(self, timeout: float) -> bool:
+        """Wait for every process to finish its ops; False if some did not within `timeout`."""
+        for t in self._threads:
+            t.join(timeout)
+        return not any(t.is_alive() for t in self._threads)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _work(self, process: int) -> None:
+        while not self._stop.is_set():
+            op = self.workload.op(process, self.now())
+            if op is None:
+                return
+            if op is PENDING:
+                self._stop.wait(PACE_S)
+                continue
+            self.invoke(process, op)
+
+    def invoke(self, process: int, op: Op) -> Op:
+        """One op of `process`, recorded before and after; an exception is an `info` completion."""
+        invoked = {**op, "process": process, "type": "invoke"}
+        self.record(invoked)
+        try:
+            done = self.clients[process].invoke(self.test, invoked)
+        except Exception as e:  # noqa: BLE001 -- a client crash leaves the op's outcome unknown
+            log.warning("process %d: %s raised %r", process, op.get("f"), e)
+            done = {**invoked, "type": "info", "error": f"{type(e).__name__}: {e}"}
+        self.record(done)
+        self._note(done)
+        return done
+
+    def _note(self, done: Op) -> None:
+        with self._lock:
+            self.ops += 1
+            if done["type"] != "ok":
+                return
+            if done["f"] == "send":
+                self.acked.add(value_text(done["value"]))
+            elif done["f"] == "poll":
+                self.delivered.update(value_text(r[3]) for r in done.get("value") or ())
+
+    # --- the final read ------------------------------------------------------------------------
+    @property
+    def undelivered(self) -> int:
+        with self._lock:
+            return len(self.acked - self.delivered)
+
+    def drain(self, timeout: float) -> bool:
+        """Consumers poll until every acknowledged value was delivered; False on timeout."""
+        deadline = self.now() + timeout
+        readers = [p for p in self.clients if self.workload.drain_op(p) is not None]
+        if not readers:
+            return self.undelivered == 0
+        done = threading.Event()
+
+        def read(process: int) -> None:
+            while not done.is_set() and self.now() < deadline:
+                if self.undelivered == 0:
+                    done.set()
+                    return
+                self.invoke(process, self.workload.drain_op(process))
+
+        threads = [threading.Thread(target=read, args=(p,), name=f"drain-{p}", daemon=True) for p in readers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(max(0.0, deadline - self.now()) + 30)
+        return self.undelivered == 0

@@ -1,0 +1,175 @@
+"""What a chaos test function gets: the `chaos` fixture's object.
+
+    @pytest.mark.chaos(faults=EXPANSION, workload="keyed-sequences", duration=20,
+                       epic="KIP-253", feature="expansion under leader isolation")
+    def test_order_across_expansion(chaos):
+        result = chaos.run(topics=[Topic("orders", 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"))
+        chaos.expect(result, unpatched={"key-order"})
+
+A test runs once per profile the session asks for (`--chaos-profile`, both by default). The
+marker's keywords are the ChaosTest's defaults, the command line's options (duration, backend,
+Spark master, reports) win over them, and `run()`'s keywords win over both. The seed is the
+exception, as in Hypothesis: a seed in the marker (`@pytest.mark.chaos(seed=5)`) pins the test and
+wins over the session's (`--chaos-seed`, or drawn and printed). `expect` is the suite's claim:
+the patched profile checks clean; the unpatched one is caught, its run showing at least the
+anomaly kinds given. A failure's message names the anomaly (for Allure's categories) and ends
+with both ways to replay it: the seed in the marker, or the command.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from chaoskit.run.chaostest import ChaosTest, RunResult
+from chaoskit.run.runner import run
+
+PATCHED, UNPATCHED = "patched", "unpatched"
+# marker keyword -> ChaosTest field, where the names differ
+MARKER_FIELDS = {"duration": "duration_s"}
+LABEL_KEYS = ("epic", "feature", "story", "severity")
+
+
+class ChaosFailure(AssertionError):
+    """A chaos test's claim did not hold; the message ends with the replay command."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The command line's say over every ChaosTest of the session (None: not given)."""
+
+    seed: int
+    backend: str | None = None
+    duration_s: float | None = None
+    spark_master: str | None = None
+    reports: Path | None = None
+    keep: bool = False
+    dry_run: bool = False
+
+    def fields_for(self, marker: dict[str, Any]) -> dict[str, Any]:
+        """The ChaosTest fields these options set for a test with `marker`: the marker's seed wins."""
+        given = {"backend": self.backend, "duration_s": self.duration_s, "spark_master": self.spark_master,
+                 "reports": self.reports}
+        return {**{k: v for k, v in given.items() if v is not None},
+                **({} if "seed" in marker else {"seed": self.seed})}
+
+
+class Chaos:
+    def __init__(self, profile: str, name: str, nodeid: str, marker: dict[str, Any], options: RunOptions,
+                 report: Callable[[RunResult], Any] | None = None) -> None:
+        self.profile, self.name, self.nodeid = profile, name, nodeid
+        self.marker, self.options, self.report = marker, options, report
+        self.results: list[RunResult] = []
+
+    def pick(self, patched: Any, unpatched: Any) -> Any:
+        """The value for this profile: e.g. the ordered client on patched, a stock one on unpatched."""
+        return patched if self.profile == PATCHED else unpatched
+
+    def test(self, **overrides: Any) -> ChaosTest:
+        """The ChaosTest this test function would run: marker, then options, then `overrides`."""
+        known = {f.name for f in fields(ChaosTest)}
+        values: dict[str, Any] = {"name": self.name, "profile": self.profile}
+        for key, value in self.marker.items():
+            if key in LABEL_KEYS or key == "profiles":
+                continue
+            field_name = MARKER_FIELDS.get(key, key)
+            if field_name not in known:
+                raise TypeError(f"@pytest.mark.chaos: unknown keyword {key!r}; "
+                                f"use one of {sorted(set(MARKER_FIELDS) | known - {'name', 'profile'})}")
+            values[field_name] = value
+        values.update(self.options.fields_for(self.marker))
+        values.update(overrides)
+        values["labels"] = {**{k: str(self.marker[k]) for k in LABEL_KEYS if k in self.marker},
+                            **values.get("labels", {})}
+        test = ChaosTest(**values)
+        return replace(test, replay=self.replay_command(test))
+
+    def replay_command(self, test: ChaosTest) -> str:
+        args = ["pytest", self.nodeid, f"--chaos-seed={test.seed}", f"--chaos-duration={test.duration_s:g}",
+                f"--chaos-backend={test.backend}", f"--chaos-profile={test.profile}"]
+        return " ".join(shlex.quote(a) for a in args)
+
+    def run(self, test: ChaosTest | None = None, **overrides: Any) -> RunResult:
+        test = test or self.test(**overrides)
+        if self.options.dry_run:
+            self._dry_run(test)
+        result = run(test, progress=True, keep=self.options.keep)
+        self.results.append(result)
+        if self.report is not None:
+            self.report(result)
+        return result
+
+    def _dry_run(self, test: ChaosTest) -> None:
+        """--chaos-dry-run: the test's test.json and schedule, written where a run would keep them."""
+        import json
+
+        import pytest
+
+        from chaoskit.run.chaostest import TEST_FILE, schedule_for
+
+        where = Path(test.reports) / "dry-run" / re.sub(r"[^A-Za-z0-9_.-]+", "_", self.nodeid)
+        where.mkdir(parents=True, exist_ok=True)
+        (where / TEST_FILE).write_text(json.dumps(test.to_json(), indent=1) + "\n")
+        schedule = schedule_for(test)
+        if schedule is not None:
+            schedule.write(where)
+        pytest.skip(f"dry run: schedule and test.json written to {where}")
+
+    def expect(self, result: RunResult, unpatched: Iterable[str] = (), patched: Iterable[str] = (),
+               refused: Iterable[str] = ()) -> None:
+        """The profile's claim: clean (no anomaly expected), or caught (each expected kind found).
+        `refused`: scripted steps (fault names) this profile must refuse, e.g. a guarded expansion."""
+        expected = set(patched if result.test.profile == PATCHED else unpatched)
+        expect_verdict(result, expected, set(refused))
+
+
+def expect_verdict(result: RunResult, expected: set[str], refused: set[str] = frozenset()) -> None:
+    """Raise ChaosFailure unless the run is clean (nothing expected) or shows every expected anomaly,
+    and its scripted steps went through (those in `refused` must have failed instead)."""
+    verdict = result.verdict
+    if result.error:
+        _fail(result, f"run broke: {result.error}")
+    scripted = {step.get("fault") for step in (result.test.faults or {}).get("scripted", [])}
+    failed = [e for e in result.stats.get("fault_errors", []) if e["fault"] in scripted]
+    broken = [e for e in failed if e["fault"] not in refused]
+    if broken:
+        _fail(result, f"scripted step {broken[0]['fault']} (window {broken[0]['window']}) failed, so the run did not "
+                      f"test what it claims: {broken[0]['error']}")
+    went_through = refused - {e["fault"] for e in failed}
+    if went_through:
+        _fail(result, f"scripted step {sorted(went_through)[0]} went through in the {result.test.profile} profile, "
+                      "which must refuse it")
+    if not expected:
+        if verdict.valid is True:
+            return
+        found = sorted(result.anomalies)
+        if found:
+            first = verdict.results[found[0]]
+            witness = first.witnesses[0].get("explanation", "") if first.witnesses else ""
+            _fail(result, f"anomaly {', '.join(found)} in the {result.test.profile} profile, which must check clean"
+                          f"{': ' + witness if witness else ''}")
+        unknown = sorted(n for n, r in verdict.results.items() if r.valid != True)  # noqa: E712 -- three-valued
+        errors = "; ".join(f"{n}: {verdict.results[n].error}" for n in unknown)
+        _fail(result, f"verdict unknown: {', '.join(unknown) or 'no checks ran'} could not decide ({errors})")
+    missing = expected - result.anomalies
+    if missing:
+        _fail(result, f"not caught: {', '.join(sorted(missing))} expected in the {result.test.profile} profile, "
+                      f"found {', '.join(sorted(result.anomalies)) or 'no anomaly'}: the checks could not catch a "
+                      f"known-broken system")
+
+
+def _fail(result: RunResult, message: str) -> None:
+    from chaoskit.reporting.allure_report import attach_node_logs
+
+    attach_node_logs(result.run_dir)
+    stats = result.stats
+    detail = (f"\nrun {result.run_id}: {stats.get('ops', 0)} ops, {stats.get('acked', 0)} acknowledged, "
+              f"logs in {Path(result.run_dir)}")
+    if stats.get("kept"):
+        detail += (f"\ncluster kept up: bootstrap servers {stats['kept']['bootstrap_servers']}; "
+                   f"take it down with: {stats['kept']['down']}")
+    if result.test.replay:  # a pytest run: the seed can also be pinned in the test itself
+        detail += f"\nto replay, add seed={result.test.seed} to this test's @pytest.mark.chaos, or run:"
+    raise ChaosFailure(f"{message}{detail}\nreplay: {result.replay}")

@@ -1,0 +1,255 @@
+"""chaoskit's pytest plugin (the `pytest11` entry point).
+
+Options, ini keys and markers; the `chaos` fixture (a ChaosTest run per profile, reported to
+Allure; suite/chaos.py), and fixtures for the parts on their own: a proxied cluster shared by a
+module, the live run around it, its fault proxy client, a nemesis, a history recorder, a
+SparkSession and the registered clients. It stays light: Spark, Docker and the cluster are
+imported only by the fixtures that need them.
+"""
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from chaoskit.cluster.spec import BACKENDS, PROFILES
+from chaoskit.roles import new_seed
+
+# (flag, ini key, help, default); every flag has an ini equivalent so a project can pin it
+OPTIONS = (
+    ("--chaos-backend", "chaos_backend", "cluster backend: local (processes, default) or docker", "local"),
+    ("--chaos-seed", "chaos_seed", "seed for every random choice (workload, schedule, targets); replays a run", None),
+    ("--chaos-duration", "chaos_duration", "seconds of workload and faults per chaos test", None),
+    ("--chaos-profile", "chaos_profile", "patched, unpatched or both: which broker/controller profile to run", "both"),
+    ("--spark-master", "spark_master", "Spark master URL for the checkers (default local[2])", "local[2]"),
+    ("--chaos-reports", "chaos_reports", "directory for run outputs (runs/<id>/, allure-results/)", "reports"),
+)
+CHOICES = {"--chaos-backend": BACKENDS, "--chaos-profile": (*PROFILES, "both")}
+
+MARKERS = (
+    "chaos(faults=None, workload=None, duration=None, seed=None): a chaos test; the run composes these parts "
+    "(a seed here pins the test and wins over --chaos-seed)",
+    "nightly: a long chaos run, left out of CI (run with -m nightly)",
+    "docker: needs a Docker engine (the docker backend)",
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("chaoskit", "chaoskit: chaos testing for Kafka ordering guarantees")
+    for flag, ini, help_text, default in OPTIONS:
+        group.addoption(flag, dest=ini, default=None, choices=CHOICES.get(flag), help=f"{help_text} (ini: {ini})")
+        parser.addini(ini, help=help_text, default=default)
+    group.addoption(
+        "--chaos-keep",
+        dest="chaos_keep",
+        action="store_true",
+        default=None,
+        help="leave the cluster up when a chaos test fails, and print how to reach it (ini: chaos_keep)",
+    )
+    parser.addini("chaos_keep", help="leave the cluster up on failure", type="bool", default=False)
+    group.addoption(
+        "--chaos-dry-run",
+        dest="chaos_dry_run",
+        action="store_true",
+        default=None,
+        help="start nothing: write each chaos test's test.json and fault schedule under "
+             "<reports>/dry-run/ and skip it (compare schedules, check a replay) (ini: chaos_dry_run)",
+    )
+    parser.addini("chaos_dry_run", help="write schedules only, run nothing", type="bool", default=False)
+    parser.addini("chaos_allure", type="bool", default=False,
+                  help="write Allure results to <chaos_reports>/allure-results when --alluredir is not given "
+                       "(also switched on by the environment variable CHAOSKIT_ALLURE=1)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before allure-pytest's, which reads --alluredir in its own pytest_configure
+def pytest_configure(config: pytest.Config) -> None:
+    for marker in MARKERS:
+        config.addinivalue_line("markers", marker)
+    seed = chaos_option(config, "chaos_seed")
+    # no seed given: draw one, print it in the header, and every replay command carries it
+    config.stash[SEED] = int(seed) if seed not in (None, "") else new_seed()
+    if hasattr(config.option, "allure_report_dir") and not config.option.allure_report_dir \
+            and (config.getini("chaos_allure") or os.environ.get("CHAOSKIT_ALLURE")):
+        config.option.allure_report_dir = str(Path(chaos_option(config, "chaos_reports")) / "allure-results")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return (f"chaoskit: seed {config.stash[SEED]}, backend {chaos_option(config, 'chaos_backend')}, "
+            f"profiles {chaos_option(config, 'chaos_profile')}, reports {chaos_option(config, 'chaos_reports')}")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test using `chaos` runs once per profile asked for (and the marker allows)."""
+    if "chaos_profile" not in metafunc.fixturenames:
+        return
+    asked = chaos_option(metafunc.config, "chaos_profile")
+    profiles = list(PROFILES) if asked == "both" else [asked]
+    marker = metafunc.definition.get_closest_marker("chaos")
+    allowed = (marker.kwargs.get("profiles") if marker else None) or PROFILES
+    chosen = [p for p in profiles if p in allowed]
+    metafunc.parametrize("chaos_profile", chosen or [pytest.param(
+        "none", marks=pytest.mark.skip(reason=f"profile {asked} is not one this test runs ({', '.join(allowed)})"))])
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """categories.json and environment.properties beside the Allure results, when there are any."""
+    config = session.config
+    results = getattr(config.option, "allure_report_dir", None)
+    if not results or not config.stash.get(RAN, False):
+        return
+    from chaoskit import __version__
+    from chaoskit.reporting.allure_report import write_results_files
+
+    write_results_files(Path(results), {
+        "chaoskit": __version__, "backend": chaos_option(config, "chaos_backend"),
+        "profile": chaos_option(config, "chaos_profile"), "seed": config.stash[SEED],
+        "spark.master": chaos_option(config, "spark_master"), "python": platform.python_version(),
+        "kafka-python": _version("kafka-python"), "confluent-kafka": _version("confluent-kafka"),
+        "pyspark": _version("pyspark"), "os": platform.platform()})
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+SEED = pytest.StashKey[int]()
+RAN = pytest.StashKey[bool]()
+
+
+def chaos_option(config: pytest.Config, name: str):
+    """An option's value: the command line wins over the ini file, which wins over the default."""
+    value = config.getoption(name)
+    return config.getini(name) if value is None else value
+
+
+def run_options(config: pytest.Config) -> Any:
+    """The command line's say over every ChaosTest of the session (suite.chaos.RunOptions)."""
+    from chaoskit.suite.chaos import RunOptions
+
+    duration = chaos_option(config, "chaos_duration")
+    return RunOptions(seed=config.stash[SEED], backend=chaos_option(config, "chaos_backend"),
+                      duration_s=float(duration) if duration not in (None, "") else None,
+                      spark_master=chaos_option(config, "spark_master"),
+                      reports=Path(chaos_option(config, "chaos_reports")),
+                      keep=bool(chaos_option(config, "chaos_keep")), dry_run=bool(chaos_option(config, "chaos_dry_run")))
+
+
+# --- fixtures ----------------------------------------------------------------------------------
+@pytest.fixture
+def chaos(request: pytest.FixtureRequest, chaos_profile: str) -> Any:
+    """A ChaosTest runner for this test and profile; see chaoskit.suite.chaos."""
+    from chaoskit.reporting.allure_report import label_test
+    from chaoskit.suite.chaos import LABEL_KEYS, Chaos
+
+    marker = request.node.get_closest_marker("chaos")
+    kwargs = dict(marker.kwargs) if marker else {}
+    label_test({k: str(v) for k, v in kwargs.items() if k in LABEL_KEYS})
+    request.config.stash[RAN] = True
+    name = request.node.originalname if hasattr(request.node, "originalname") else request.node.name
+    return Chaos(chaos_profile, name.removeprefix("test_"), request.node.nodeid, kwargs,
+                 run_options(request.config), report=_report)
+
+
+def _report(result: Any) -> None:
+    """Plots and the run's steps and files into the Allure report (no-ops without --alluredir)."""
+    from chaoskit.reporting.allure_report import report_run
+    from chaoskit.reporting.summary import plot_run
+
+    report_run(result, plot_run(result))
+
+
+@pytest.fixture(scope="module")
+def chaos_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A proxied cluster shared by a module's tests (profile from --chaos-profile, patched for both);
+    a test that faults it should heal what it broke (the nemesis fixture does)."""
+    from chaoskit.cluster.backends import new_cluster
+    from chaoskit.cluster.spec import new_run_id
+    from chaoskit.run.chaostest import ChaosTest, cluster_spec
+
+    config = request.config
+    profile = chaos_option(config, "chaos_profile")
+    shared = ChaosTest("shared", profile=PROFILES[0] if profile == "both" else profile, seed=config.stash[SEED],
+                       backend=chaos_option(config, "chaos_backend"), brokers=3, controllers=1)
+    run_id = new_run_id()
+    cluster = new_cluster(shared.backend, cluster_spec(shared, run_id, Path(chaos_option(config, "chaos_reports"))
+                                                       / "runs" / run_id))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def fault_proxy(chaos_cluster: Any) -> Any:
+    """The shared cluster's Toxiproxy API client (every toxic and disabled proxy reset afterwards)."""
+    proxies = chaos_cluster.proxies
+    try:
+        yield proxies
+    finally:
+        proxies.reset()
+
+
+@pytest.fixture
+def chaos_run(chaos_cluster: Any) -> Any:
+    """The live run around the shared cluster: the `test` its faults and clients are invoked with."""
+    from chaoskit.run.live import Run
+
+    return Run.around(chaos_cluster)
+
+
+@pytest.fixture
+def nemesis(chaos_run: Any) -> Iterator[Callable[..., Any]]:
+    """`nemesis("partition", "latency")`: those faults composed and set up on the shared cluster's
+    run (`nemesis(..., clients=, record=)` gives the run clients and a history), invoked as
+    `n.invoke(chaos_run, op)`, and torn down (every fault healed) after the test."""
+    from chaoskit.nemesis.compose import ComposedNemesis
+    from chaoskit.pluginmanager import lookup
+
+    made: list[Any] = []
+
+    def make(*names: str, clients: list[Any] | None = None, record: Callable[..., Any] | None = None) -> Any:
+        composed = ComposedNemesis({n: lookup("faults", n)() for n in names})
+        chaos_run.clients, chaos_run.record = list(clients or chaos_run.clients), record or chaos_run.record
+        composed.setup(chaos_run)
+        made.append(composed)
+        return composed
+
+    try:
+        yield make
+    finally:
+        for composed in made:
+            composed.teardown(chaos_run)
+
+
+@pytest.fixture
+def history_recorder(tmp_path: Path) -> Iterator[Any]:
+    """A history Recorder writing tmp_path/history.jsonl."""
+    from chaoskit.history import Recorder
+
+    with Recorder(tmp_path / "history.jsonl") as recorder:
+        yield recorder
+
+
+@pytest.fixture(scope="session")
+def spark(pytestconfig: pytest.Config) -> Any:
+    """The SparkSession the checkers use (--spark-master; local[2] by default)."""
+    from chaoskit.checkers.spark.session import spark as session
+
+    return session(chaos_option(pytestconfig, "spark_master"))
+
+
+@pytest.fixture
+def chaos_clients() -> dict[str, Callable[..., Any]]:
+    """Every registered client factory by name (kafka-python, librdkafka, ordered, plugins')."""
+    from chaoskit.pluginmanager import collect, get_plugin_manager
+
+    return collect(get_plugin_manager(), "clients")

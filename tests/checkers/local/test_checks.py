@@ -1,0 +1,143 @@
+"""The checks' meanings on small hand-built histories (local engine; Spark agreement is tested
+in tests/checkers/spark/test_checks.py)."""
+from __future__ import annotations
+
+import pytest
+
+from chaoskit.checkers.catalog import NOT_MOVED, OUT_OF_ORDER
+from chaoskit.checkers.compose import run_checks
+
+T = "t"
+
+
+def send(i, proc, key, seq, p, off, kind="ok"):
+    value = [proc, key, seq]
+    done = {"process": proc, "type": kind, "f": "send", "topic": T, "key": key, "value": value}
+    if kind == "ok":
+        done.update(partition=p, offset=off)
+    return [{"index": i, "process": proc, "type": "invoke", "f": "send", "topic": T, "key": key, "value": value},
+            {**done, "index": i + 1}]
+
+
+def poll(i, proc, *records):
+    return [{"index": i, "process": proc, "type": "invoke", "f": "poll", "topic": T},
+            {"index": i + 1, "process": proc, "type": "ok", "f": "poll", "topic": T,
+             "value": [[p, o, key, [pr, key, seq], 0] for p, o, key, pr, seq in records]}]
+
+
+def result(ops, name):
+    return run_checks(ops, [name], engine="local").results[name]
+
+
+def test_key_order_across_partitions_and_consumers():
+    ops = send(0, 0, "k", 1, 0, 0) + send(2, 0, "k", 2, 1, 0) \
+        + poll(4, 10, (1, 0, "k", 0, 2)) + poll(6, 11, (0, 0, "k", 0, 1))
+    r = result(ops, "key-order")
+    assert r.valid is False and r.counts["anomalies"] == 1
+    w = r.witnesses[0]
+    assert (w["first"], w["second"], w["first_partition"], w["second_partition"]) == \
+        ('[0,"k",1]', '[0,"k",2]', 0, 1)
+    assert "delivered first" in w["explanation"]
+    in_order = send(0, 0, "k", 1, 0, 0) + send(2, 0, "k", 2, 1, 0) \
+        + poll(4, 11, (0, 0, "k", 0, 1)) + poll(6, 10, (1, 0, "k", 0, 2))
+    assert result(in_order, "key-order").valid is True
+
+
+def key_cb(i, f, *tps):
+    """A key callback op: f "revoked" or "assigned", naming (topic, partition) pairs."""
+    name = "on_partition_key_maybe_revoked" if f == "revoked" else "on_partition_key_assigned"
+    return {"index": i, "process": 10 if f == "revoked" else 11, "type": "ok", "f": name,
+            "value": sorted([t, p] for t, p in tps)}
+
+
+# key k sent by process 0 to p0 then p1 (ops 0-3), A delivered at op 5 by one consumer and B at op 9
+# by another unless said otherwise; ops 6 and 7 between them: (ops, anomalies, cross-partition pairs checked)
+A_THEN_B = send(0, 0, "k", 1, 0, 0) + send(2, 0, "k", 2, 1, 0)
+POLL_A, POLL_B = poll(4, 10, (0, 0, "k", 0, 1)), poll(8, 11, (1, 0, "k", 0, 2))
+KEY_MOVES = {
+    "revoked-then-assigned": (A_THEN_B + POLL_A + [key_cb(6, "revoked", (T, 0)), key_cb(7, "assigned", (T, 1))]
+                              + POLL_B, 0, 1),
+    "in-lists-of-partitions": (A_THEN_B + POLL_A + [key_cb(6, "revoked", (T, 0), (T, 2)),
+                                                    key_cb(7, "assigned", (T, 3), (T, 1))] + POLL_B, 0, 1),
+    "assigned-then-revoked": (A_THEN_B + POLL_A + [key_cb(6, "assigned", (T, 1)), key_cb(7, "revoked", (T, 0))]
+                              + POLL_B, 1, 1),
+    "revoked-before-a": (A_THEN_B + [key_cb(4, "revoked", (T, 0))] + poll(5, 10, (0, 0, "k", 0, 1))
+                         + [key_cb(7, "assigned", (T, 1))] + POLL_B, 1, 1),
+    "assigned-after-b": (A_THEN_B + POLL_A + [key_cb(6, "revoked", (T, 0))] + poll(7, 11, (1, 0, "k", 0, 2))
+                         + [key_cb(9, "assigned", (T, 1))], 1, 1),
+    "revoked-of-another-partition": (A_THEN_B + POLL_A + [key_cb(6, "revoked", (T, 2)),
+                                                          key_cb(7, "assigned", (T, 1))] + POLL_B, 1, 1),
+    "assigned-on-another-topic": (A_THEN_B + POLL_A + [key_cb(6, "revoked", (T, 0)), key_cb(7, "assigned", ("u", 1))]
+                                  + POLL_B, 1, 1),
+    "callbacks-only-after-b": (A_THEN_B + POLL_A + POLL_B + [key_cb(10, "revoked", (T, 0)),
+                                                             key_cb(11, "assigned", (T, 1))], 1, 1),
+    # not checked: a topic without key callbacks (a client without KIP-253's key listener)
+    "only-another-topic-has-callbacks": (A_THEN_B + POLL_A + [key_cb(6, "revoked", ("u", 0)),
+                                                              key_cb(7, "assigned", ("u", 1))] + POLL_B, 0, 0),
+    "no-key-callbacks": (A_THEN_B + POLL_A + POLL_B, 0, 0),
+    # not checked: one partition
+    "same-partition": (send(0, 0, "k", 1, 0, 0) + send(2, 0, "k", 2, 0, 1) + POLL_A + [key_cb(6, "assigned", (T, 1))]
+                       + poll(8, 11, (0, 1, "k", 0, 2)), 0, 0),
+    # the partitions are the deliveries': an indeterminate send has none of its own
+    "indeterminate-a": (send(0, 0, "k", 1, None, None, kind="info") + send(2, 0, "k", 2, 1, 0) + POLL_A
+                        + [key_cb(6, "revoked", (T, 0)), key_cb(7, "assigned", (T, 1))] + POLL_B, 0, 1),
+    # out of order is reported once, as such, whatever the callbacks
+    "out-of-order": (A_THEN_B + poll(4, 11, (1, 0, "k", 0, 2)) + [key_cb(6, "assigned", (T, 1))]
+                     + poll(8, 10, (0, 0, "k", 0, 1)), 1, 0),
+}
+
+
+@pytest.mark.parametrize("case", KEY_MOVES)
+def test_key_order_between_partitions_needs_key_revoked_then_key_assigned_between_the_deliveries(case):
+    ops, anomalies, cross = KEY_MOVES[case]
+    r = result(ops, "key-order")
+    assert (r.counts["anomalies"], r.counts["cross_partition_pairs"]) == (anomalies, cross)
+    if anomalies:
+        w = r.witnesses[0]
+        assert w["reason"] == (OUT_OF_ORDER if case == "out-of-order" else NOT_MOVED % (0, 1))
+        assert w["reason"] in w["explanation"] and (w["first_delivered"], w["second_delivered"]) != (None, None)
+
+
+def test_a_rebalance_resets_poll_order_but_a_rewind_without_one_is_nonmonotonic():
+    base = send(0, 0, "a", 1, 0, 0) + send(2, 0, "a", 2, 0, 1)
+    rewind = base + poll(4, 10, (0, 0, "a", 0, 1), (0, 1, "a", 0, 2)) + poll(6, 10, (0, 0, "a", 0, 1))
+    assert result(rewind, "nonmonotonic-poll").counts["anomalies"] == 1
+    assigned = [{"index": 6, "process": 10, "type": "ok", "f": "on_partitions_assigned", "value": [[T, 0]]}]
+    rebalanced = base + poll(4, 10, (0, 0, "a", 0, 1), (0, 1, "a", 0, 2)) + assigned + \
+        [{**op, "index": op["index"] + 1} for op in poll(6, 10, (0, 0, "a", 0, 1))]
+    assert result(rebalanced, "nonmonotonic-poll").valid is True
+
+
+def test_lost_write_needs_a_later_offset_read_unseen_does_not():
+    ops = send(0, 0, "a", 1, 0, 0) + send(2, 0, "a", 2, 0, 1) + poll(4, 10, (0, 1, "a", 0, 2))
+    assert result(ops, "lost-write").counts["anomalies"] == 1
+    assert result(ops, "unseen").valid is True
+    only = send(0, 0, "a", 1, 0, 0) + poll(2, 10)
+    assert result(only, "unseen").counts["anomalies"] == 1
+    assert result(only, "lost-write").valid is True
+
+
+def test_an_indeterminate_send_never_read_is_no_anomaly():
+    ops = send(0, 0, "a", 1, None, None, kind="info") + send(2, 0, "a", 2, 0, 0) + poll(4, 10, (0, 0, "a", 0, 2))
+    for name in ("lost-write", "unseen", "key-order"):
+        assert result(ops, name).valid is True
+
+
+def test_write_to_readonly_counts_writes_invoked_after_the_mode_change():
+    mode = {"index": 2, "process": "admin", "type": "ok", "f": "partition-mode", "topic": T, "partition": 0,
+            "value": {"mode": "ReadOnly"}}
+    ops = send(0, 0, "a", 1, 0, 0) + [mode] + send(3, 0, "a", 2, 0, 1) + send(5, 0, "b", 3, 1, 0)
+    r = result(ops, "write-to-readonly")
+    assert r.counts["anomalies"] == 1 and r.witnesses[0]["offset"] == 1 and r.witnesses[0]["mode"] == "ReadOnly"
+    back = {**mode, "index": 7, "value": {"mode": "ReadWrite"}}
+    assert result(ops[:3] + [back] + [{**op, "index": op["index"] + 10} for op in ops[3:]],
+                  "write-to-readonly").valid is True
+
+
+def test_coordinator_split():
+    def coord(i, proc, partition):
+        return {"index": i, "process": proc, "type": "ok", "f": "coordinator",
+                "value": {"group": "g", "partition": partition, "node": 1}}
+    assert result([coord(0, 1, 5), coord(1, 2, 5)], "coordinator-split").valid is True
+    r = result([coord(0, 1, 5), coord(1, 2, 9)], "coordinator-split")
+    assert r.valid is False and r.witnesses[0]["partitions"] == [5, 9]

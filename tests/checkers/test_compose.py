@@ -1,0 +1,112 @@
+"""run_checks, compose and Verdict: one checker path for built-in, linearizable and plugin checks;
+applicability, unknowns, the linearizability slot."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from chaoskit.checkers.catalog import CHECKS
+from chaoskit.checkers.compose import applicable, compose, run_checks
+from chaoskit.checkers.result import CheckResult
+from chaoskit.checkers.verdict import Verdict
+from chaoskit.history import synthetic
+from chaoskit.history.reader import History
+from chaoskit.pluginmanager import collect, get_plugin_manager
+
+
+def test_none_runs_every_applicable_check_and_a_named_inapplicable_one_is_unknown():
+    ops = synthetic.generate(seed=1, events=500).ops
+    sends_only = [op for op in ops if op["f"] == "send"]
+    assert [c.name for c in applicable(History(sends_only))] == ["nonmonotonic-send"]
+    verdict = run_checks(sends_only, None, engine="local")
+    assert list(verdict.results) == ["nonmonotonic-send"] and verdict.valid is True
+    named = run_checks(sends_only, ["unseen"], engine="local").results["unseen"]
+    assert named.valid == "unknown" and "no poll ops" in named.error
+
+
+def test_an_empty_history_is_unknown_not_a_pass():
+    assert run_checks([], engine="local").valid == "unknown"
+
+
+def test_a_local_check_that_raises_is_unknown(monkeypatch):
+    from chaoskit.checkers.local import checks as local_checks
+
+    monkeypatch.setattr(local_checks, "key_order", lambda t: 1 / 0)
+    verdict = run_checks(synthetic.generate(seed=1, events=500).ops, engine="local")
+    assert verdict.results["key-order"].valid == "unknown"
+    assert "ZeroDivisionError" in verdict.results["key-order"].error
+    assert verdict.results["lost-write"].valid is True
+
+
+def test_linearizable_is_unknown_when_its_checker_is_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "chaoskit.checkers.linear", None)  # the import fails, as if absent
+    verdict = run_checks([{"process": 0, "type": "invoke", "f": "read", "value": None}], model="cas-register",
+                         engine="local")
+    assert list(verdict.results) == ["linearizable"]
+    assert verdict.results["linearizable"].valid == "unknown"
+    assert "not available" in verdict.results["linearizable"].error
+
+
+def test_linearizable_calls_the_checker_with_ops_and_model(monkeypatch):
+    seen = {}
+
+    def check(ops, model, spark=None, budget_s=0):
+        seen.update(ops=ops, model=model, spark=spark)
+        return CheckResult("linearizable", True)
+    import chaoskit.checkers.linear as linear
+
+    monkeypatch.setattr(linear, "check", check)
+    ops = [{"process": 0, "type": "invoke", "f": "read", "value": None, "index": 0}]
+    assert run_checks(ops, ["linearizable"], model="kv", engine="local").valid is True
+    assert seen == {"ops": ops, "model": "kv", "spark": None}
+
+
+def test_bad_arguments_are_explained():
+    with pytest.raises(ValueError, match="use one of spark, local"):
+        run_checks([], engine="dask")
+    with pytest.raises(ValueError, match="no check named 'nope'"):
+        run_checks([], ["nope"], engine="local")
+    with pytest.raises(ValueError, match="model 'x'"):
+        run_checks([], model="x", engine="local")
+
+
+def test_verdict_json_round_trip_and_problems_do_not_decide():
+    v = Verdict({"a": CheckResult("a", True), "b": CheckResult("b", False, {"anomalies": 1},
+                                                                 [{"explanation": "x"}])}, ["line 3: bad"])
+    again = Verdict.from_json(v.to_json())
+    assert again.to_json() == v.to_json() and again.valid is False
+    assert Verdict({"a": CheckResult("a", True)}, ["line 1: bad"]).valid is True
+
+
+class Judged:
+    """A checker that records what it was given."""
+
+    def __init__(self, answer):
+        self.answer, self.seen = answer, []
+
+    def check(self, test, history):
+        self.seen.append((test, history))
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def test_compose_gives_every_checker_the_run_and_the_history_and_keeps_their_order():
+    history = History(synthetic.generate(seed=3, events=300).ops, ["line 9: bad"])
+    run = object()
+    clean, found = Judged(CheckResult("a", True)), Judged(CheckResult("b", False, {"anomalies": 1}))
+    verdict = compose({"b": found, "a": clean}, run, history)
+    assert list(verdict.results) == ["b", "a"] and verdict.valid is False and verdict.problems == ["line 9: bad"]
+    assert clean.seen == [(run, history)] and found.seen == [(run, history)]
+
+
+def test_a_checker_that_raises_or_returns_something_else_is_unknown():
+    history = History([])
+    verdict = compose({"raises": Judged(RuntimeError("boom")), "odd": Judged({"valid": True})}, None, history)
+    assert verdict.results["raises"].valid == "unknown" and "RuntimeError: boom" in verdict.results["raises"].error
+    assert verdict.results["odd"].valid == "unknown" and "not a CheckResult" in verdict.results["odd"].error
+
+
+def test_the_built_in_checks_come_from_the_plugin_registry():
+    assert set(CHECKS) <= set(collect(get_plugin_manager(), "checks"))

@@ -1,0 +1,93 @@
+"""chaoskit.suite.chaos: how a chaos test's ChaosTest is composed (marker, then options, then the
+call; the marker's seed wins) and what its claim says when it does not hold."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chaoskit.checkers.result import CheckResult
+from chaoskit.checkers.verdict import Verdict
+from chaoskit.run.chaostest import ChaosTest, RunResult
+from chaoskit.suite.chaos import Chaos, ChaosFailure, RunOptions, expect_verdict
+
+NODE = "suites/test_x.py::test_y[patched]"
+
+
+def chaos(profile: str = "patched", **options) -> Chaos:
+    marker = {"duration": 20, "workload": "keyed-sequences", "faults": {"f": 1}, "epic": "KIP-253", "client": "ordered"}
+    return Chaos(profile, "y", NODE, marker, RunOptions(**{"seed": 7, "duration_s": None, "backend": "local", **options}))
+
+
+def test_marker_then_options_then_call_and_labels_kept_apart():
+    test = chaos(duration_s=8).test(client="librdkafka")
+    assert (test.duration_s, test.seed, test.client, test.workload) == (8, 7, "librdkafka", "keyed-sequences")
+    assert test.labels == {"epic": "KIP-253"} and test.profile == "patched" and test.name == "y"
+    assert chaos().test().duration_s == 20  # no option: the marker's
+    assert test.replay == ("pytest 'suites/test_x.py::test_y[patched]' --chaos-seed=7 --chaos-duration=8 "
+                           "--chaos-backend=local --chaos-profile=patched")
+
+
+def test_the_markers_seed_wins_over_the_sessions_and_a_calls_over_both():
+    pinned = Chaos("patched", "y", NODE, {"seed": 5, "duration": 20}, RunOptions(seed=9, duration_s=8))
+    assert (pinned.test().seed, pinned.test().duration_s) == (5, 8)  # the seed from code, the duration from options
+    assert "--chaos-seed=5" in pinned.test().replay
+    assert pinned.test(seed=11).seed == 11
+    assert chaos().test().seed == 7  # no seed in the marker: the session's
+
+
+def test_pick_follows_the_profile_and_a_bad_marker_keyword_is_named():
+    assert chaos("unpatched").pick(patched="ordered", unpatched="kafka-python") == "kafka-python"
+    bad = Chaos("patched", "y", NODE, {"durration": 5}, RunOptions(seed=7))
+    with pytest.raises(TypeError, match="unknown keyword 'durration'"):
+        bad.test()
+
+
+def result(profile: str, **valid) -> RunResult:
+    verdict = Verdict({name: CheckResult(name, v, {"anomalies": int(v is False)},
+                                         [{"explanation": f"{name} witness"}] if v is False else [])
+                       for name, v in valid.items()})
+    test = ChaosTest("y", profile=profile, seed=7, replay="pytest x --chaos-seed=7")
+    return RunResult(test, "r1", Path("/tmp/r1"), verdict, None, {"ops": 10, "acked": 4})
+
+
+def test_patched_must_be_clean_and_the_message_names_the_anomaly_and_ends_with_the_replay():
+    expect_verdict(result("patched", **{"lost-write": True, "key-order": True}), set())
+    with pytest.raises(ChaosFailure) as failure:
+        expect_verdict(result("patched", **{"lost-write": True, "key-order": False}), set())
+    text = str(failure.value)
+    assert text.startswith("anomaly key-order in the patched profile, which must check clean: key-order witness")
+    assert text.splitlines()[-2:] == ["to replay, add seed=7 to this test's @pytest.mark.chaos, or run:",
+                                      "replay: pytest x --chaos-seed=7"]
+
+
+def test_an_undecided_check_is_not_a_pass():
+    with pytest.raises(ChaosFailure, match="verdict unknown: key-order could not decide"):
+        expect_verdict(result("patched", **{"lost-write": True, "key-order": "unknown"}), set())
+
+
+def test_unpatched_must_be_caught_with_every_expected_kind():
+    expect_verdict(result("unpatched", **{"key-order": False, "duplicate": False}), {"key-order"})
+    with pytest.raises(ChaosFailure, match="not caught: key-order expected in the unpatched profile, found duplicate"):
+        expect_verdict(result("unpatched", **{"key-order": True, "duplicate": False}), {"key-order"})
+
+
+def test_a_failed_scripted_step_fails_the_claim_in_either_profile():
+    """A suite whose expansion or deletion was refused proved nothing, even with a clean verdict."""
+    ok = result("patched", **{"unseen": True})
+    ok.test.faults = {"scripted": [{"at": 0.3, "fault": "admin", "target": "client", "window_s": 0.5}]}
+    expect_verdict(ok, set())
+    ok.stats["fault_errors"] = [{"fault": "partition", "window": 0, "error": "NotReady: no leader"}]
+    expect_verdict(ok, set())  # a random fault that could not start does not void the run
+    ok.stats["fault_errors"].append({"fault": "admin", "window": 3, "error": "AdminError: INVALID_PARTITIONS"})
+    with pytest.raises(ChaosFailure, match=r"scripted step admin \(window 3\) failed.*INVALID_PARTITIONS"):
+        expect_verdict(ok, set())
+
+
+def test_a_step_the_profile_must_refuse_must_fail():
+    run = result("patched", **{"coordinator-split": True})
+    run.test.faults = {"scripted": [{"at": 0.25, "fault": "admin", "target": "client", "window_s": 0.5}]}
+    with pytest.raises(ChaosFailure, match="scripted step admin went through in the patched profile"):
+        expect_verdict(run, set(), {"admin"})
+    run.stats["fault_errors"] = [{"fault": "admin", "window": 0, "error": "AdminError: INVALID_REQUEST"}]
+    expect_verdict(run, set(), {"admin"})
