@@ -25,7 +25,8 @@ import threading
 import time
 from pathlib import Path
 
-from chaoskit.proxy import ProxyServer, ToxiproxyClient
+from chaoskit.cluster.proxy_node import ProxyServer
+from chaoskit.proxy import ToxiproxyClient
 
 CHUNK = 64 * 1024
 

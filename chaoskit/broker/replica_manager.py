@@ -24,12 +24,12 @@ from chaoskit.broker.log.checkpoint import read_lines, write_atomically
 from chaoskit.broker.log.partition_log import PartitionLog
 from chaoskit.broker.metadata_cache import MetadataCache
 from chaoskit.broker.partition import Partition
-from chaoskit.broker.topic_names import legal_topic_name
 from chaoskit.broker.waiting import wait_for
 from chaoskit.broker.zk import BrokerZk, ZkUnavailable
-from chaoskit.controller.zk_layout import ZkDataError
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 from chaoskit.protocol.extensions import PartitionMode
+from chaoskit.protocol.topics import legal_topic_name
+from chaoskit.protocol.zk_layout import ZkDataError
 
 log = logging.getLogger("chaoskit.broker.replicas")
 

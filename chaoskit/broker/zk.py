@@ -22,7 +22,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
 from chaoskit.broker.config import BrokerConfig
-from chaoskit.controller.zk_layout import (BROKER_IDS, ISR_CHANGE, ISR_CHANGE_PREFIX, TOPICS, BrokerRegistration,
+from chaoskit.protocol.zk_layout import (BROKER_IDS, ISR_CHANGE, ISR_CHANGE_PREFIX, TOPICS, BrokerRegistration,
                                           PartitionState, TopicAssignment, broker_path,
                                           decode_topic_config, delete_topic_path, dumps, encode_isr_change,
                                           encode_topic_config, loads, state_path, topic_config_path, topic_path)

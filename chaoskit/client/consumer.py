@@ -43,11 +43,11 @@ from chaoskit.client.group import GroupError, GroupMember
 from chaoskit.client.linear_hash import deletion_blockers, expansion_blocker
 from chaoskit.client.metadata import ClusterView, MetadataError
 from chaoskit.client.routing import ordered
-from chaoskit.client.truncation import LogTruncationError, divergence, epoch_end
+from chaoskit.client.truncation import EPOCH_VERSION, LogTruncationError, divergence
 from chaoskit.protocol.errors import ErrorCode, error_name
 from chaoskit.protocol.extensions import UNKNOWN_COUNT, FetchRequest, PartitionMode
 from chaoskit.protocol.records import decode_records, header, iter_batches
-from chaoskit.protocol.requests import EARLIEST, LATEST, list_offset
+from chaoskit.protocol.requests import EARLIEST, LATEST, epoch_end, list_offset
 from chaoskit.protocol.wire_client import WireError
 
 log = logging.getLogger(__name__)
@@ -382,7 +382,8 @@ class OrderedConsumer:
         part = self.view.topic(t).partitions.get(p)
         if part is None or part.leader < 0:
             return
-        end = epoch_end(self.view.connection(part.leader), t, p, state.last_epoch, part.leader_epoch)
+        end = epoch_end(self.view.connection(part.leader), t, p, state.last_epoch, part.leader_epoch,
+                        version=EPOCH_VERSION)
         if end.error in _LEADER_MOVED:
             self._refresh_metadata(force=True)
             return
@@ -429,7 +430,8 @@ class OrderedConsumer:
                 self._refresh_metadata(force=True)
                 return
             leader = self.view.topics[t].partitions[blocker].leader
-            end = epoch_end(self.view.connection(leader), t, blocker, old, self._current_epoch(t, blocker))
+            end = epoch_end(self.view.connection(leader), t, blocker, old, self._current_epoch(t, blocker),
+                            version=EPOCH_VERSION)
             if end.error != ErrorCode.NONE:
                 return
             state.expansion = ExpansionGate(blocker, end.end_offset)
@@ -462,7 +464,7 @@ class OrderedConsumer:
                 self._refresh_metadata(force=True)
                 return
             end = epoch_end(self.view.connection(self.view.topics[t].partitions[p].leader), t, p, old,
-                            self._current_epoch(t, p))
+                            self._current_epoch(t, p), version=EPOCH_VERSION)
             if end.error != ErrorCode.NONE:
                 return
             gate.upper[q] = end.end_offset

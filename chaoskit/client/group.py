@@ -16,12 +16,12 @@ from kafka.protocol.consumer import (HeartbeatRequest, JoinGroupRequest, LeaveGr
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 from kafka.protocol.metadata import FindCoordinatorRequest
 
-from chaoskit.broker.coordinator.codec import java_string_hashcode
 from chaoskit.client.assignor import PROTOCOL_NAME
 from chaoskit.client.events import EventHooks
 from chaoskit.client.metadata import ClusterView
 from chaoskit.protocol.errors import ErrorCode, error_name
 from chaoskit.protocol.internal import ConsumerGroupPositionRequest
+from chaoskit.protocol.topics import java_string_hashcode
 from chaoskit.protocol.wire_client import WireError
 
 log = logging.getLogger(__name__)

@@ -17,9 +17,9 @@ from chaoskit.client.admin import TopicInfo
 from chaoskit.client.linear_hash import expansion_blocker
 from chaoskit.client.metadata import ClusterView
 from chaoskit.client.routing import ordered
-from chaoskit.client.truncation import epoch_end
+from chaoskit.client.truncation import EPOCH_VERSION
 from chaoskit.protocol.errors import ErrorCode
-from chaoskit.protocol.requests import EARLIEST, list_offset
+from chaoskit.protocol.requests import EARLIEST, epoch_end, list_offset
 
 SendUnacked = Callable[[str, int, bytes], None]  # (topic, partition, key): a (key, null) record with acks=0
 
@@ -56,7 +56,7 @@ class CompactionTombstones:
             old = expansion_blocker(partition, info.initial_partition_count, max(maps.after_creation) + 1)
             part = info.partitions[old]
             end = epoch_end(self.view.connection(part.leader), info.name, old, maps.after_creation[old],
-                            part.leader_epoch)
+                            part.leader_epoch, version=EPOCH_VERSION)
             if end.error != ErrorCode.NONE:
                 return None  # asked again next time
             # KIP-253: the *last offset* published under the old epoch (its end offset is one past it)

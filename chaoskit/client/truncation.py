@@ -2,15 +2,15 @@
 the position is validated with OffsetsForLeaderEpoch for the epoch of the last consumed record.
 If the new leader's log ends that epoch before our position, the log was truncated under us: the
 records from the divergence offset on are gone and others took their offsets.
+
+The request itself is chaoskit.protocol.requests' `epoch_end`; the client asks it at EPOCH_VERSION.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from kafka.protocol.consumer import OffsetForLeaderEpochRequest
-
 from chaoskit.protocol.errors import ErrorCode
-from chaoskit.protocol.wire_client import WireClient
+from chaoskit.protocol.requests import EpochEnd
+
+__all__ = ["EPOCH_VERSION", "EpochEnd", "LogTruncationError", "divergence"]
 
 EPOCH_VERSION = 4  # with current_leader_epoch (KIP-320)
 
@@ -26,21 +26,6 @@ class LogTruncationError(Exception):
         super().__init__(f"{topic}-{partition}: the log was truncated at offset {divergence_offset} below the "
                          f"consumer's position {fetch_offset} (unclean leader election?); seek to "
                          f"{divergence_offset} to continue, or set auto_offset_reset to reset there automatically")
-
-
-class EpochEnd(NamedTuple):
-    error: int
-    leader_epoch: int
-    end_offset: int
-
-
-def epoch_end(conn: WireClient, topic: str, partition: int, leader_epoch: int, current_leader_epoch: int) -> EpochEnd:
-    """OffsetsForLeaderEpoch: the end of `leader_epoch` (or of the largest epoch below it) in the leader's log."""
-    T = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
-    request = OffsetForLeaderEpochRequest(replica_id=-1, topics=[T(topic=topic, partitions=[T.OffsetForLeaderPartition(
-        partition=partition, current_leader_epoch=current_leader_epoch, leader_epoch=leader_epoch)])])
-    p = conn.request(request, EPOCH_VERSION).topics[0].partitions[0]
-    return EpochEnd(p.error_code, p.leader_epoch, p.end_offset)
 
 
 def divergence(end: EpochEnd, position: int, last_epoch: int) -> int | None:

@@ -25,8 +25,8 @@ from chaoskit.cluster import reaper
 from chaoskit.cluster.docker_engine import engine
 from chaoskit.cluster.docker_nodes import (LOOPBACK, RUN_LABEL, DockerBroker, DockerController, DockerProxy,
                                            DockerPythonNode, DockerZooKeeper)
-from chaoskit.cluster.local import LocalCluster, _hp
-from chaoskit.cluster.spec import Address, ClusterSpec, DirectRouter
+from chaoskit.cluster.local import LocalCluster
+from chaoskit.cluster.spec import Address, ClusterSpec, DirectRouter, host_port
 from chaoskit.cluster.topology import CLIENT, ProxiedRouter
 from chaoskit.cluster.waiting import free_port
 from chaoskit.cluster.zk_view import ZkView
@@ -117,19 +117,19 @@ class DockerCluster(LocalCluster):
 
     # --- configs -----------------------------------------------------------------------------
     def _zk_connect_for(self, name: str) -> str:
-        return ",".join(_hp(self.router.address(name, z.name, (z.name, 2181))) for z in self.zookeepers)
+        return ",".join(host_port(self.router.address(name, z.name, (z.name, 2181))) for z in self.zookeepers)
 
     def _every(self, source: str, targets: dict[int, DockerBroker]) -> dict[str, str]:
         """Every broker's address as `source` reaches it (all listed: a broker registers the
         address clients use, which containers cannot dial)."""
-        return {str(i): _hp(self.router.address(source, b.name, b.internal_address)) for i, b in targets.items()}
+        return {str(i): host_port(self.router.address(source, b.name, b.internal_address)) for i, b in targets.items()}
 
     def _broker_config(self, node: DockerPythonNode) -> dict[str, Any]:  # type: ignore[override]
         assert isinstance(node, DockerBroker)
         generated = {
             "broker.id": node.broker_id,
             "listeners": f"0.0.0.0:{node.PORT}",
-            "advertised.listeners": _hp(self.router.address(CLIENT, node.name, node.internal_address)),
+            "advertised.listeners": host_port(self.router.address(CLIENT, node.name, node.internal_address)),
             "log.dirs": "/data/log",
             "zookeeper.connect": self._zk_connect_for(node.name),
             "peer.addresses": self._every(node.name, {i: b for i, b in self.brokers.items() if b is not node}),
@@ -223,4 +223,5 @@ class DockerCluster(LocalCluster):
     @property
     def bootstrap_servers(self) -> str:
         """The brokers' addresses as the test process uses them (published ports or client proxies)."""
-        return ",".join(_hp(self.router.address(CLIENT, b.name, b.internal_address)) for b in self.brokers.values())
+        return ",".join(host_port(self.router.address(CLIENT, b.name, b.internal_address))
+                        for b in self.brokers.values())

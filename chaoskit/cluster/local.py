@@ -25,21 +25,17 @@ from kafka.protocol.metadata import MetadataRequest
 from chaoskit.cluster import reaper
 from chaoskit.cluster.node import Lifecycle, Node
 from chaoskit.cluster.processes import BrokerNode, ConfigNode, ControllerNode
-from chaoskit.cluster.spec import Address, ClusterSpec, Router
+from chaoskit.cluster.proxy_node import ProxyServer
+from chaoskit.cluster.spec import ClusterSpec, Router, host_port
 from chaoskit.cluster.topology import ProxiedRouter
 from chaoskit.cluster.waiting import wait_for
 from chaoskit.cluster.zk_view import ZkView
 from chaoskit.cluster.zookeeper import ZooKeeperEnsemble
-from chaoskit.controller.zk_layout import PartitionState
 from chaoskit.protocol.wire_client import WireClient
+from chaoskit.protocol.zk_layout import PartitionState
 from chaoskit.proxy.client import ToxiproxyClient
-from chaoskit.proxy.process import ProxyServer
 
 log = logging.getLogger("chaoskit.cluster")
-
-
-def _hp(address: Address) -> str:
-    return "%s:%d" % address
 
 
 class LocalCluster(Lifecycle):
@@ -67,7 +63,7 @@ class LocalCluster(Lifecycle):
 
     # --- configs -----------------------------------------------------------------------------
     def _zk_connect_for(self, name: str) -> str:
-        return ",".join(_hp(self.router.address(name, z.name, (z.host, z.ports.client)))
+        return ",".join(host_port(self.router.address(name, z.name, (z.host, z.ports.client)))
                         for z in self.zookeeper.nodes)
 
     def _routed(self, source: str, targets: dict[int, BrokerNode]) -> dict[str, str]:
@@ -77,15 +73,15 @@ class LocalCluster(Lifecycle):
         for bid, b in targets.items():
             routed = self.router.address(source, b.name, b.address)
             if routed != b.address:
-                out[str(bid)] = _hp(routed)
+                out[str(bid)] = host_port(routed)
         return out
 
     def _broker_config(self, node: ConfigNode) -> dict[str, Any]:
         assert isinstance(node, BrokerNode)
         generated = {
             "broker.id": node.broker_id,
-            "listeners": _hp(node.address),
-            "advertised.listeners": _hp(self.router.address("client", node.name, node.address)),
+            "listeners": host_port(node.address),
+            "advertised.listeners": host_port(self.router.address("client", node.name, node.address)),
             "log.dirs": str(node.data_dir),
             "zookeeper.connect": self._zk_connect_for(node.name),
             "peer.addresses": self._routed(node.name, {i: b for i, b in self.brokers.items() if b is not node}),
@@ -275,7 +271,7 @@ class LocalCluster(Lifecycle):
     @property
     def bootstrap_servers(self) -> str:
         """The brokers' addresses as clients use them (their proxies when routed)."""
-        return ",".join(_hp(self.router.address("client", b.name, b.address)) for b in self.brokers.values())
+        return ",".join(host_port(self.router.address("client", b.name, b.address)) for b in self.brokers.values())
 
     @property
     def zookeeper_connect(self) -> str:

@@ -41,6 +41,11 @@ PROFILE_CONFIG: dict[str, dict[str, dict[str, Any]]] = {
 _runs = itertools.count(1)
 
 
+def host_port(address: Address) -> str:
+    """("h", 9092) -> "h:9092", as configs and proxies take addresses."""
+    return "%s:%d" % address
+
+
 def new_run_id() -> str:
     """Unique on this machine without drawing randomness: time, process id and a counter."""
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(_runs)}"

@@ -17,7 +17,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from chaoskit.cluster.spec import Address
+from chaoskit.cluster.spec import Address, host_port
 from chaoskit.proxy.client import ToxiproxyClient
 
 CLIENT = "client"
@@ -71,10 +71,6 @@ class Link:
         return node in (self.source, self.target)
 
 
-def _hp(address: Address) -> str:
-    return "%s:%d" % address
-
-
 class ProxiedRouter:
     """A Router that puts each (source, target) path behind its own proxy."""
 
@@ -86,7 +82,7 @@ class ProxiedRouter:
 
     def address(self, source: str, target: str, real: Address) -> Address:
         name = link_name(source, target)
-        upstream = _hp(real)
+        upstream = host_port(real)
         with self._lock:
             self._repoint(target, upstream)
             link = self._links.get(name)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from chaoskit.controller import zk_layout as zl
-from chaoskit.controller.zk_layout import PartitionState
+from chaoskit.protocol import zk_layout as zl
+from chaoskit.protocol.zk_layout import PartitionState
 
 
 class ZkView:

@@ -13,9 +13,9 @@ import signal
 import sys
 import threading
 
-from chaoskit.broker.config import ConfigError
 from chaoskit.controller.config import ControllerConfig
 from chaoskit.controller.controller import Controller, ZkUnreachable
+from chaoskit.protocol.node_config import ConfigError
 
 
 def run(config: ControllerConfig) -> int:

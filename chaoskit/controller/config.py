@@ -1,19 +1,19 @@
 """ControllerConfig: the controller's JSON config file (docs/internals.md §1), validated key by key.
 
-The value parsers are the broker's (chaoskit.broker.config), so both processes accept and refuse
-exactly the same spellings; an unknown key or a bad value raises ConfigError naming the key.
+The value parsers are chaoskit.protocol.node_config's, shared with the broker, so both processes
+accept and refuse exactly the same spellings; an unknown key or a bad value raises ConfigError
+naming the key.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from chaoskit.broker.config import REQUIRED, ConfigError, _bool, _int, _peers, _zk_connect, parse_spec
 from chaoskit.controller.failpoints import FAILPOINTS
-
-_MAX_MS = 2**31 - 1
+from chaoskit.protocol.node_config import (MAX_MS, REQUIRED, ConfigError, Spec, parse_bool, parse_int, parse_peers,
+                                           parse_spec, parse_zk_connect)
 
 
 def _failpoints(key: str, value: Any) -> frozenset[str]:
@@ -26,18 +26,19 @@ def _failpoints(key: str, value: Any) -> frozenset[str]:
         raise ConfigError(f"{key}: unknown failpoint(s) {', '.join(unknown)}; known: {', '.join(sorted(FAILPOINTS))}")
     return chosen
 
-SPEC: dict[str, tuple[str, Callable[[str, Any], Any], Any]] = {
-    "controller.id": ("controller_id", _int(0), REQUIRED),
-    "zookeeper.connect": ("zookeeper_connect", _zk_connect, REQUIRED),
-    "zookeeper.session.timeout.ms": ("zookeeper_session_timeout_ms", _int(1000, _MAX_MS), 6000),
-    "broker.addresses": ("broker_addresses", _peers, {}),
-    "controller.request.timeout.ms": ("request_timeout_ms", _int(1, _MAX_MS), 5000),
-    "unclean.leader.election.enable": ("unclean_leader_election_enable", _bool, False),
-    "ordered.delivery.enable": ("ordered_delivery_enable", _bool, True),
-    "delete.topic.partition.enable": ("delete_topic_partition_enable", _bool, True),
-    "delete.topic.partition.interval.delay.ms": ("delete_topic_partition_interval_delay_ms", _int(0, _MAX_MS), 60000),
+SPEC: Spec = {
+    "controller.id": ("controller_id", parse_int(0), REQUIRED),
+    "zookeeper.connect": ("zookeeper_connect", parse_zk_connect, REQUIRED),
+    "zookeeper.session.timeout.ms": ("zookeeper_session_timeout_ms", parse_int(1000, MAX_MS), 6000),
+    "broker.addresses": ("broker_addresses", parse_peers, {}),
+    "controller.request.timeout.ms": ("request_timeout_ms", parse_int(1, MAX_MS), 5000),
+    "unclean.leader.election.enable": ("unclean_leader_election_enable", parse_bool, False),
+    "ordered.delivery.enable": ("ordered_delivery_enable", parse_bool, True),
+    "delete.topic.partition.enable": ("delete_topic_partition_enable", parse_bool, True),
+    "delete.topic.partition.interval.delay.ms":
+        ("delete_topic_partition_interval_delay_ms", parse_int(0, MAX_MS), 60000),
     "controller.unstable.allow.internal.coordinator.partition.increase":
-        ("allow_internal_partition_increase", _bool, False),
+        ("allow_internal_partition_increase", parse_bool, False),
     "controller.failpoints": ("failpoints", _failpoints, frozenset()),
 }
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chaoskit.controller.election import Term
-from chaoskit.controller.zk_layout import BrokerRegistration, PartitionState, TopicAssignment
 from chaoskit.protocol.extensions import PartitionMode
+from chaoskit.protocol.zk_layout import BrokerRegistration, PartitionState, TopicAssignment
 
 TopicPartition = tuple[str, int]
 

@@ -24,7 +24,6 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
 from chaoskit.controller import partition_deletion, requests, topic_changes, topics
-from chaoskit.controller import zk_layout as zl
 from chaoskit.controller.channel import ControllerChannel
 from chaoskit.controller.config import ControllerConfig
 from chaoskit.controller.context import ControllerContext, TopicPartition
@@ -32,6 +31,7 @@ from chaoskit.controller.election import Election, Term
 from chaoskit.controller.failpoints import Failpoints
 from chaoskit.controller.partition_state import initial_state, next_state, unclean_enabled
 from chaoskit.controller.zk_store import ControllerFenced, ControllerZk, StateConflict
+from chaoskit.protocol import zk_layout as zl
 
 log = logging.getLogger("chaoskit.controller")
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
-from chaoskit.controller import zk_layout as zl
 from chaoskit.controller.zk_store import Watch
+from chaoskit.protocol import zk_layout as zl
 
 log = logging.getLogger("chaoskit.controller.election")
 

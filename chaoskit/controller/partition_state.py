@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from chaoskit.controller.zk_layout import NO_LEADER, PartitionState
+from chaoskit.protocol.zk_layout import NO_LEADER, PartitionState
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from collections.abc import Collection, Iterable, Mapping
 
 from kafka.protocol.consumer import ListOffsetsRequest
 
-from chaoskit.controller.zk_layout import BrokerRegistration, PartitionState, TopicAssignment
 from chaoskit.protocol.extensions import UNKNOWN_COUNT
 from chaoskit.protocol.internal import LeaderAndIsrRequest, StopReplicaRequest, UpdateMetadataRequest
 from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID
+from chaoskit.protocol.zk_layout import BrokerRegistration, PartitionState, TopicAssignment
 
 TopicPartition = tuple[str, int]
 

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from chaoskit.controller import topic_plan as plan
 from chaoskit.controller.context import TopicPartition
 from chaoskit.controller.partition_state import initial_state
-from chaoskit.controller.zk_layout import NO_LEADER, PartitionState, TopicAssignment
 from chaoskit.controller.zk_store import StateConflict
 from chaoskit.protocol.extensions import PartitionMode
+from chaoskit.protocol.zk_layout import NO_LEADER, PartitionState, TopicAssignment
 
 if TYPE_CHECKING:
     from chaoskit.controller.controller import Controller

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from chaoskit.controller.zk_layout import PartitionState, TopicAssignment
-
-# KAFKA-20029: topics whose keys are placed by hash mod partition count on the broker side
-COORDINATOR_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+from chaoskit.protocol.topics import COORDINATOR_TOPICS
+from chaoskit.protocol.zk_layout import PartitionState, TopicAssignment
 
 States = Mapping[int, PartitionState]
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from kazoo.exceptions import NoNodeError
 
 from chaoskit.controller import requests, topic_changes
-from chaoskit.controller import zk_layout as zl
 from chaoskit.controller.context import TopicPartition
+from chaoskit.protocol import zk_layout as zl
 
 if TYPE_CHECKING:
     from chaoskit.controller.controller import Controller

@@ -15,8 +15,8 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError, RolledBackError
 
-from chaoskit.controller import zk_layout as zl
-from chaoskit.controller.zk_layout import BrokerRegistration, PartitionState, TopicAssignment
+from chaoskit.protocol import zk_layout as zl
+from chaoskit.protocol.zk_layout import BrokerRegistration, PartitionState, TopicAssignment
 
 log = logging.getLogger("chaoskit.controller.zk")
 

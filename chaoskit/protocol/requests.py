@@ -1,12 +1,13 @@
 """One-partition requests over a WireClient: produce, fetch, list offsets, epoch ends.
 
 For the places that speak to one broker about one partition directly, without a client library:
-fault probes (a leader's high watermark, a zombie's fenced fetch) and the broker's own tests.
-Each returns the partition's part of the response (error_code and the rest).
+fault probes (a leader's high watermark, a zombie's fenced fetch), the ordered client's KIP-320
+checks and the broker's own tests. Each returns the partition's part of the response (error_code
+and the rest); `epoch_end` returns it typed, as an `EpochEnd`.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from chaoskit.protocol.wire_client import WireClient
 
@@ -63,10 +64,20 @@ def latest_offset(address: tuple[str, int], topic: str, partition: int, replica_
         return list_offset(client, topic, partition, LATEST, replica_id=replica_id)
 
 
+class EpochEnd(NamedTuple):
+    """A partition's OffsetsForLeaderEpoch answer."""
+
+    error: int
+    leader_epoch: int
+    end_offset: int
+
+
 def epoch_end(client: WireClient, topic: str, partition: int, leader_epoch: int, current_leader_epoch: int = -1,
-              version: int = 3) -> Any:
+              version: int = 3) -> EpochEnd:
+    """OffsetsForLeaderEpoch: the end of `leader_epoch` (or of the largest epoch below it) in the leader's log."""
     from kafka.protocol.consumer import OffsetForLeaderEpochRequest
     t = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
     request = OffsetForLeaderEpochRequest(replica_id=-1, topics=[t(topic=topic, partitions=[t.OffsetForLeaderPartition(
         partition=partition, current_leader_epoch=current_leader_epoch, leader_epoch=leader_epoch)])])
-    return client.request(request, version).topics[0].partitions[0]
+    p = client.request(request, version).topics[0].partitions[0]
+    return EpochEnd(p.error_code, p.leader_epoch, p.end_offset)

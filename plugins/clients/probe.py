@@ -16,8 +16,8 @@ from typing import Any
 
 from kafka.protocol.metadata import FindCoordinatorRequest, MetadataRequest
 
-from chaoskit.broker.coordinator.codec import partition_for
 from chaoskit.client.admin import METADATA_VERSION
+from chaoskit.protocol.topics import partition_for
 from chaoskit.protocol.wire_client import WireClient
 from chaoskit_plugins.clients.ops import ClientBase, Op, failed, ok
 

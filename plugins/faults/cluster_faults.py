@@ -26,12 +26,12 @@ from typing import Any, Mapping
 
 from chaoskit.cluster.topology import link_name
 from chaoskit.cluster.waiting import NotReady, wait_for
-from chaoskit.controller.zk_layout import NO_LEADER
 from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit.nemesis.link_sets import isolate
 from chaoskit.nemesis.targets import parse_target
 from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID, latest_offset
 from chaoskit.protocol.wire_client import WireError
+from chaoskit.protocol.zk_layout import NO_LEADER
 
 
 def _broker(ctx: Any, target: str, pick: int) -> Any:

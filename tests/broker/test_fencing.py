@@ -22,7 +22,7 @@ def test_leader_checks_the_requests_leader_epoch(start_brokers, wire, fencing):
         wire.produce(c, "fenced", 0, build_batch([(None, b"at epoch 1")]))
         codes = {epoch: (wire.fetch(c, "fenced", 0, 0, current_leader_epoch=epoch).error_code,
                          wire.list_offset(c, "fenced", 0, -1, current_leader_epoch=epoch).error_code,
-                         wire.epoch_end(c, "fenced", 0, 0, current_leader_epoch=epoch).error_code)
+                         wire.epoch_end(c, "fenced", 0, 0, current_leader_epoch=epoch).error)
                  for epoch in (-1, 0, 1, 2)}
         # whatever the check, the answer for epoch 0 says where epoch 0 ended
         assert wire.epoch_end(c, "fenced", 0, 0).end_offset == 1

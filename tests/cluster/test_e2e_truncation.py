@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
-from kafka.protocol.consumer import FetchRequest, OffsetForLeaderEpochRequest
+from kafka.protocol.consumer import FetchRequest
 
 from chaoskit.cluster.local import LocalCluster
 from chaoskit.cluster.waiting import wait_for
+from chaoskit.protocol import requests
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.records import decode_records, split_batches
 from chaoskit.protocol.wire_client import WireClient
@@ -58,12 +59,8 @@ def read(cluster: LocalCluster, topic: str) -> list[bytes]:
 
 def epoch_end(broker: Any, topic: str, epoch: int) -> tuple[int, int, int]:
     """OffsetsForLeaderEpoch v3 to `broker`: (error, leader epoch, end offset) for `epoch`."""
-    t = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
-    request = OffsetForLeaderEpochRequest(replica_id=-1, topics=[t(topic=topic, partitions=[
-        t.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=epoch)])])
     with WireClient(*broker.address, timeout=10) as client:
-        p = client.request(request, 3).topics[0].partitions[0]
-    return p.error_code, p.leader_epoch, p.end_offset
+        return tuple(requests.epoch_end(client, topic, 0, epoch, version=3))
 
 
 def fetch(broker: Any, topic: str, current_leader_epoch: int) -> Any:

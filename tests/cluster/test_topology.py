@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from chaoskit.cluster.proxy_node import ProxyServer
 from chaoskit.cluster.topology import Link, ProxiedRouter, link_name, node_name, short_name
-from chaoskit.proxy.process import ProxyServer
 
 
 @pytest.mark.parametrize("node,short", [("broker-1", "b1"), ("controller-12", "ctl12"), ("zookeeper-3", "zk3"),

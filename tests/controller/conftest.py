@@ -28,7 +28,7 @@ from kazoo.client import KazooClient
 from chaoskit.cluster.processes import ConfigNode, ControllerNode
 from chaoskit.cluster.waiting import wait_for
 from chaoskit.cluster.zookeeper import ZooKeeperEnsemble
-from chaoskit.controller import zk_layout as zl
+from chaoskit.protocol import zk_layout as zl
 from chaoskit.protocol.internal import (LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA, LeaderAndIsrResponse,
                                         StopReplicaResponse, UpdateMetadataResponse)
 from chaoskit.protocol.registry import decode_request, encode_response

@@ -9,9 +9,9 @@ import json
 from kazoo.client import KazooClient
 
 from chaoskit.cluster.waiting import wait_for
-from chaoskit.controller import zk_layout as zl
-from chaoskit.controller.zk_layout import NO_LEADER
+from chaoskit.protocol import zk_layout as zl
 from chaoskit.protocol.internal import LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA
+from chaoskit.protocol.zk_layout import NO_LEADER
 
 
 def test_election_epochs_and_takeover_after_a_kill(harness):

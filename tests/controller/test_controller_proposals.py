@@ -5,7 +5,7 @@ also done for a raw ZooKeeper expansion; and with the proposals off, nothing of 
 from __future__ import annotations
 
 from chaoskit.cluster.waiting import wait_for
-from chaoskit.controller import zk_layout as zl
+from chaoskit.protocol import zk_layout as zl
 from chaoskit.protocol.internal import LEADER_AND_ISR, UPDATE_METADATA
 
 

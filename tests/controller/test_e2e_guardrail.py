@@ -15,7 +15,7 @@ from kafka.protocol.metadata import FindCoordinatorRequest
 from chaoskit.client.admin import AdminClient
 from chaoskit.cluster.local import LocalCluster
 from chaoskit.cluster.waiting import wait_for
-from chaoskit.controller import zk_layout as zl
+from chaoskit.protocol import zk_layout as zl
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.wire_client import WireClient
 

@@ -16,11 +16,11 @@ from kafka.protocol.admin import DescribeGroupsRequest
 from kafka.protocol.consumer import JoinGroupRequest, OffsetCommitRequest, OffsetFetchRequest
 from kafka.protocol.metadata import FindCoordinatorRequest
 
-from chaoskit.broker.coordinator.codec import partition_for
 from chaoskit.client.admin import AdminClient, AdminError
 from chaoskit.cluster.local import LocalCluster
 from chaoskit.cluster.waiting import wait_for
 from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.topics import partition_for
 from chaoskit.protocol.wire_client import WireClient
 
 OFFSETS = "__consumer_offsets"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from chaoskit.controller.partition_state import initial_state, next_state, unclean_enabled
-from chaoskit.controller.zk_layout import NO_LEADER, PartitionState
+from chaoskit.protocol.zk_layout import NO_LEADER, PartitionState
 
 CE = 7  # the deciding controller's epoch
 

@@ -3,8 +3,8 @@ decides from every half-done state a crash can leave in ZooKeeper."""
 from __future__ import annotations
 
 from chaoskit.controller import topic_plan as plan
-from chaoskit.controller.zk_layout import PartitionState, TopicAssignment
 from chaoskit.protocol.extensions import PartitionMode
+from chaoskit.protocol.zk_layout import PartitionState, TopicAssignment
 
 R = [1, 2, 3]
 

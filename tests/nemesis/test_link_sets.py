@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from chaoskit.cluster.proxy_node import ProxyServer
 from chaoskit.cluster.topology import Link, link_name
 from chaoskit.nemesis import link_sets
-from chaoskit.proxy.process import ProxyServer
 
 BROKERS = [f"broker-{i}" for i in range(1, 6)]
 

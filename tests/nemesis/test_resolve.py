@@ -5,8 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from chaoskit.controller.zk_layout import NO_LEADER
 from chaoskit.nemesis.resolve import TargetUnavailable, node_names, resolve
+from chaoskit.protocol.zk_layout import NO_LEADER
 
 
 def node(name, role, running=True):

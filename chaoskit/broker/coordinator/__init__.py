@@ -35,15 +35,15 @@ Not done: offset retention/expiry, transactional offset commits, KIP-848 (Offset
 epochs), DeleteGroups/OffsetDelete; a static member that rejoins under a new member id is renamed
 and triggers a rebalance (Kafka skips the rebalance when its protocols did not change).
 
-Modules: clock (timers), codec (record encoding, group -> partition), group (state), ownership
+Modules: clock (timers), codec (record encoding), group (state), ownership
 (partitions, loading, writes), membership (join/sync/heartbeat/leave), offsets (commit/fetch),
-coordinator (the handlers above).
+coordinator (the handlers above). Group -> partition (`partition_for`) is chaoskit.protocol.topics.
 """
 from chaoskit.broker.coordinator.clock import Clock, LoopClock, ManualClock
-from chaoskit.broker.coordinator.codec import java_string_hashcode, partition_for
 from chaoskit.broker.coordinator.coordinator import GroupCoordinator
 from chaoskit.broker.coordinator.group import GroupState
 from chaoskit.broker.coordinator.ownership import OffsetsStore
+from chaoskit.protocol.topics import java_string_hashcode, partition_for
 
 __all__ = ["Clock", "GroupCoordinator", "GroupState", "LoopClock", "ManualClock", "OffsetsStore",
            "java_string_hashcode", "partition_for"]

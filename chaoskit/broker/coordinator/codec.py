@@ -1,4 +1,4 @@
-"""What the group coordinator writes to `__consumer_offsets`, and which partition a group lives in.
+"""What the group coordinator writes to `__consumer_offsets`.
 
 Records are key/value pairs. Every key and every non-null value is a 2-byte big-endian schema
 version followed by compact UTF-8 JSON (keys sorted, so one logical key is always the same bytes):
@@ -14,8 +14,7 @@ gone. Key versions 1 and 2 follow Kafka's (offset keys < 2, group key 2) so a re
 apart the same way; the rest is ours, not Kafka's binary layout. A reader meeting a version it does
 not know raises `CorruptRecord` (the loader logs and skips it).
 
-Group -> partition is Kafka's: `Utils.abs(groupId.hashCode()) % partitions`, with Java's String
-hash over UTF-16 code units and Utils.abs mapping Integer.MIN_VALUE to 0.
+Which partition a group lives in (`partition_for`) is chaoskit.protocol.topics: clients compute it too.
 """
 from __future__ import annotations
 
@@ -29,28 +28,10 @@ OFFSET_KEY_VERSION = 1
 GROUP_KEY_VERSION = 2
 VALUE_VERSION = 0
 _VERSION = struct.Struct(">h")
-_INT_MIN = -(2**31)
 
 
 class CorruptRecord(ValueError):
     """A `__consumer_offsets` record this coordinator cannot read."""
-
-
-def java_string_hashcode(s: str) -> int:
-    """java.lang.String.hashCode(): 31-polynomial over UTF-16 code units, as a signed 32-bit int."""
-    units = s.encode("utf-16-be")
-    h = 0
-    for (unit,) in struct.iter_unpack(">H", units):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - 2**32 if h >= 2**31 else h
-
-
-def partition_for(group_id: str, partition_count: int) -> int:
-    """The `__consumer_offsets` partition of a group (Kafka's `Utils.abs(groupId.hashCode) % count`)."""
-    if partition_count <= 0:
-        raise ValueError(f"partition_count must be positive, got {partition_count}")
-    h = java_string_hashcode(group_id)
-    return (0 if h == _INT_MIN else abs(h)) % partition_count
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from kafka.protocol.consumer import (HeartbeatResponse, JoinGroupResponse, Leave
 from kafka.protocol.metadata import FindCoordinatorResponse
 
 from chaoskit.broker.coordinator.clock import Clock, LoopClock
-from chaoskit.broker.coordinator.codec import partition_for
 from chaoskit.broker.coordinator.group import GroupState
 from chaoskit.broker.coordinator.membership import GroupConfig, JoinRequest, JoinResult, Membership
 from chaoskit.broker.coordinator.offsets import OffsetManager
@@ -29,6 +28,7 @@ from chaoskit.broker.coordinator.ownership import GroupTable, OffsetsStore
 from chaoskit.broker.coordinator.positions import GroupPositions, PositionEntry
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.internal import ConsumerGroupPositionResponse
+from chaoskit.protocol.topics import partition_for
 
 log = logging.getLogger("chaoskit.broker.coordinator")
 

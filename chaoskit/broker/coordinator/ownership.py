@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from chaoskit.broker.coordinator import codec
 from chaoskit.broker.coordinator.group import Group
 from chaoskit.protocol.errors import ErrorCode, KafkaError
+from chaoskit.protocol.topics import partition_for
 
 log = logging.getLogger("chaoskit.broker.coordinator")
 
@@ -64,14 +65,14 @@ def _key_value(item: Any) -> KeyValue:
 
 class GroupTable:
     def __init__(self, store: OffsetsStore, partition_count: int) -> None:
-        codec.partition_for("", partition_count)  # validates the count
+        partition_for("", partition_count)  # validates the count
         self.store = store
         self.partition_count = partition_count
         self.groups: dict[str, Group] = {}
         self._owned: dict[int, _Leadership] = {}
 
     def partition_of(self, group_id: str) -> int:
-        return codec.partition_for(group_id, self.partition_count)
+        return partition_for(group_id, self.partition_count)
 
     def status(self, group_id: str) -> ErrorCode:
         """NONE when this coordinator serves the group now."""

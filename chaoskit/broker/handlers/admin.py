@@ -18,8 +18,8 @@ from kafka.protocol.admin import CreatePartitionsResponse, CreateTopicsResponse,
 from chaoskit.broker.assignment import PlacementError, leader_start, place_replicas
 from chaoskit.broker.handlers import handles
 from chaoskit.broker.topic_admin import check_assignment, create_topic, wait_for_metadata, zk_call
-from chaoskit.controller.topic_plan import COORDINATOR_TOPICS
 from chaoskit.protocol.errors import ErrorCode, KafkaError
+from chaoskit.protocol.topics import COORDINATOR_TOPICS
 
 
 async def _settle(broker: Any, results: dict[str, Any], done: Any, timeout_ms: int) -> None:

@@ -14,11 +14,11 @@ from typing import Any
 from chaoskit.broker.handlers import handles
 from chaoskit.broker.handlers.admin import _each_topic, _settle
 from chaoskit.broker.topic_admin import zk_call
-from chaoskit.controller.topic_plan import COORDINATOR_TOPICS
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 from chaoskit.protocol.extensions import PartitionMode
 from chaoskit.protocol.internal import (DELETE_PARTITIONS, PARTITION_LEADER_EPOCHS, DeletePartitionsResponse,
                                         PartitionLeaderEpochsForPartitionsResponse)
+from chaoskit.protocol.topics import COORDINATOR_TOPICS
 
 _Result = DeletePartitionsResponse.DeletePartitionsTopicResult
 _Part = _Result.DeletePartitionsPartitionResult

@@ -1,29 +1,9 @@
-"""The `__consumer_offsets` record encoding and Kafka's group -> partition mapping."""
+"""The `__consumer_offsets` record encoding."""
 from __future__ import annotations
 
 import pytest
 
 from chaoskit.broker.coordinator import codec
-
-
-@pytest.mark.parametrize("s,expected", [
-    ("", 0),
-    ("hello", 99162322),  # values Java 17's String.hashCode gave
-    ("console-consumer-1", 35782224),
-    ("orders-group", -403968617),
-    ("polygenelubricants", -2**31),
-    ("\U0001F600", 1772899),  # a surrogate pair hashes as two UTF-16 units
-])
-def test_java_string_hashcode_matches_java(s, expected):
-    assert codec.java_string_hashcode(s) == expected
-
-
-def test_partition_for_is_kafkas_abs_hash_modulo():
-    assert codec.partition_for("hello", 50) == 99162322 % 50
-    assert codec.partition_for("polygenelubricants", 7) == 0, "Utils.abs(Integer.MIN_VALUE) is 0"
-    assert codec.partition_for("orders-group", 50) == 17, "Java: Math.abs(-403968617) % 50"
-    with pytest.raises(ValueError, match="positive"):
-        codec.partition_for("g", 0)
 
 
 def test_records_round_trip_and_keys_are_stable():

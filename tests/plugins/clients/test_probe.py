@@ -2,7 +2,7 @@
 stands behind the node it names (plugins/clients/probe.py)."""
 from __future__ import annotations
 
-from chaoskit.broker.coordinator.codec import partition_for
+from chaoskit.protocol.topics import partition_for
 from chaoskit_plugins.clients.probe import ProbeClient
 
 

@@ -1,9 +1,10 @@
-"""`ProxyServer`: our fault proxy as a child process (`python -m chaoskit.proxy`).
+"""`ProxyServer`: our fault proxy (chaoskit.proxy) as a child process (`python -m chaoskit.proxy`).
 
-It is a cluster Node (chaoskit.cluster.node): labelled with the run id, its log in the workdir,
-`stop()` asks with SIGTERM then kills. By default it asks for port 0 and learns the port from the
-READY line, so two runs never fight over a port; it is ready when GET /version answers. A start
-that fails (a port in use, a bad config) raises NotReady with the tail of its log.
+It is a cluster Node (chaoskit.cluster.node), beside BrokerNode and ControllerNode: labelled with
+the run id, its log in the workdir, `stop()` asks with SIGTERM then kills. By default it asks for
+port 0 and learns the port from the READY line, so two runs never fight over a port; it is ready
+when GET /version answers. A start that fails (a port in use, a bad config) raises NotReady with
+the tail of its log.
 
     with ProxyServer(run_id="r1", workdir=tmp_path, seed=7) as server:
         client = server.client()

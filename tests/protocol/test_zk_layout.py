@@ -1,15 +1,11 @@
-"""The ZooKeeper codecs: round trips, Kafka's shapes, unknown fields kept, clear errors; and the
-controller config's refusals."""
+"""The ZooKeeper codecs: round trips, Kafka's shapes, unknown fields kept, clear errors."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from chaoskit.broker.config import ConfigError
-from chaoskit.controller import zk_layout as zl
-from chaoskit.controller.config import ControllerConfig
+from chaoskit.protocol import zk_layout as zl
 from chaoskit.protocol.extensions import PartitionMode
 
 
@@ -73,35 +69,3 @@ def test_bad_znodes_are_named_in_the_error(path_fn, decode, raw, message):
     with pytest.raises(zl.ZkDataError) as err:
         decode(raw)
     assert message in str(err.value) and (path_fn() in str(err.value))
-
-
-def test_config_defaults_and_refusals(tmp_path: Path):
-    cfg = ControllerConfig.from_dict({"controller.id": 1, "zookeeper.connect": "127.0.0.1:2181",
-                                      "broker.addresses": {"2": "127.0.0.1:7000"}})
-    assert cfg.request_timeout_ms == 5000 and not cfg.unclean_leader_election_enable
-    assert cfg.broker_address(2, ("127.0.0.1", 1)) == ("127.0.0.1", 7000)
-    assert cfg.broker_address(3, ("127.0.0.1", 1)) == ("127.0.0.1", 1)
-    with pytest.raises(ConfigError, match="unknown key.*'controler.id'"):
-        ControllerConfig.from_dict({"controler.id": 1, "zookeeper.connect": "h:1"})
-    with pytest.raises(ConfigError, match="controller.id is required"):
-        ControllerConfig.from_dict({"zookeeper.connect": "h:1"})
-    with pytest.raises(ConfigError, match="unclean.leader.election.enable: expected true or false"):
-        ControllerConfig.from_dict({"controller.id": 1, "zookeeper.connect": "h:1",
-                                    "unclean.leader.election.enable": "yes"})
-
-
-def test_the_process_refuses_a_bad_config_with_exit_code_2(controller_cli):
-    code, err = controller_cli({"controller.id": 1, "zookeeper.connect": "127.0.0.1:notaport"})
-    assert code == 2 and "zookeeper.connect" in err and "host:port" in err
-    code, err = controller_cli("{broken")
-    assert code == 2 and "not valid JSON" in err
-
-
-def test_failpoints_config():
-    base = {"controller.id": 1, "zookeeper.connect": "h:1"}
-    assert ControllerConfig.from_dict(base).failpoints == frozenset()
-    cfg = ControllerConfig.from_dict({**base, "controller.failpoints": "expansion.after-create, bump.after-first"})
-    assert cfg.failpoints == {"expansion.after-create", "bump.after-first"}
-    with pytest.raises(ConfigError, match="unknown failpoint\\(s\\) nowhere; known: bump.after-first"):
-        ControllerConfig.from_dict({**base, "controller.failpoints": "nowhere"})
-    assert not ControllerConfig.from_dict(base).allow_internal_partition_increase  # KAFKA-20029's default

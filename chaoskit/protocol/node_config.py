@@ -1,0 +1,103 @@
+"""The value parsers of the broker's and the controller's JSON config files (docs/internals.md §1).
+
+Both processes parse their files with these, so they accept and refuse exactly the same spellings.
+A config is a JSON object of Kafka-style keys; a `Spec` maps each key to (attribute, parser,
+default) and `parse_spec` checks an object against it. A parser is `parser(key, value) -> value`
+and raises ConfigError naming the key, what was given and what is allowed.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+Parser = Callable[[str, Any], Any]
+# key -> (attribute, parser, default); a default of REQUIRED must be given.
+Spec = dict[str, tuple[str, Parser, Any]]
+REQUIRED = object()
+MAX_MS = 2**31 - 1  # a Java int, as Kafka's millisecond settings are
+
+
+class ConfigError(ValueError):
+    """A config file the process cannot run with; the message says what to change."""
+
+
+def parse_address(key: str, value: Any, *, allow_port_zero: bool = False) -> tuple[str, int]:
+    """("host", port) from "host:port" (a "PLAINTEXT://" prefix is accepted, as Kafka writes it)."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{key}: expected a \"host:port\" string, got {value!r}")
+    text = value.split("://", 1)[1] if "://" in value else value
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host or not port_text.isdigit():
+        raise ConfigError(f"{key}: {value!r} is not \"host:port\" (e.g. \"127.0.0.1:9092\")")
+    port = int(port_text)
+    if not (0 if allow_port_zero else 1) <= port <= 65535:
+        what = "0-65535" if allow_port_zero else "1-65535 (port 0 is refused: the backend chooses ports)"
+        raise ConfigError(f"{key}: port {port} is out of range; use {what}")
+    return host, port
+
+
+def parse_int(lo: int, hi: int = 2**31 - 1) -> Callable[[str, Any], int]:
+    """A parser of integers in lo..hi (a string of digits is accepted, a bool is not)."""
+    def check(key: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                value = int(value)
+            else:
+                raise ConfigError(f"{key}: expected an integer, got {value!r}")
+        if not lo <= value <= hi:
+            raise ConfigError(f"{key}: {value} is out of range; allowed {lo}..{hi}")
+        return value
+    return check
+
+
+def parse_bool(key: str, value: Any) -> bool:
+    """true or false, as a JSON bool or a string in any case."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ConfigError(f"{key}: expected true or false, got {value!r}")
+
+
+def parse_str(key: str, value: Any) -> str:
+    """A non-empty string."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{key}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def parse_zk_connect(key: str, value: Any) -> str:
+    """ZooKeeper's connect string, "host:port[,host:port...][/chroot]", checked and kept as given."""
+    for part in parse_str(key, value).split(","):
+        parse_address(key, part.split("/", 1)[0])
+    return value
+
+
+def parse_peers(key: str, value: Any) -> dict[int, tuple[str, int]]:
+    """{broker id: (host, port)} from a JSON object {"<broker id>": "host:port"}."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key}: expected an object {{\"<broker id>\": \"host:port\"}}, got {value!r}")
+    peers = {}
+    for bid, addr in value.items():
+        if not str(bid).isdigit():
+            raise ConfigError(f"{key}: {bid!r} is not a broker id (a non-negative integer)")
+        peers[int(bid)] = parse_address(f"{key}[{bid}]", addr)
+    return peers
+
+
+def parse_spec(raw: Any, spec: Spec) -> dict[str, Any]:
+    """{attribute: value} for a JSON object of Kafka-style keys checked against spec; ConfigError
+    names an unknown key, a missing required one, or a bad value."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"the config must be a JSON object of Kafka-style keys, got {type(raw).__name__}")
+    unknown = sorted(set(raw) - set(spec))
+    if unknown:
+        raise ConfigError(f"unknown key(s) {', '.join(map(repr, unknown))}; allowed keys: {', '.join(sorted(spec))}")
+    values: dict[str, Any] = {}
+    for key, (attr, parse, default) in spec.items():
+        if raw.get(key) is not None:
+            values[attr] = parse(key, raw[key])
+        elif default is REQUIRED:
+            raise ConfigError(f"{key} is required (see docs/internals.md §1)")
+        else:
+            values[attr] = default
+    return values

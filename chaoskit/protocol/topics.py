@@ -1,0 +1,43 @@
+"""Topic-name rules and the coordinator partition hash: what brokers, the controller and clients
+must agree on about topics.
+
+- `legal_topic_name`: Kafka's rule for topic names, which also makes them safe as directory names
+  under log.dirs.
+- `COORDINATOR_TOPICS`: the internal topics whose keys the broker places by hash mod partition
+  count, so adding partitions to them moves keys (KAFKA-20029's guardrail refuses it).
+- `java_string_hashcode` / `partition_for`: the group -> `__consumer_offsets` partition, Kafka's
+  `Utils.abs(groupId.hashCode()) % partitions`, with Java's String hash over UTF-16 code units and
+  Utils.abs mapping Integer.MIN_VALUE to 0.
+"""
+from __future__ import annotations
+
+import re
+import struct
+
+_LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+_INT_MIN = -(2**31)
+
+# KAFKA-20029: topics whose keys are placed by hash mod partition count on the broker side
+COORDINATOR_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+
+
+def legal_topic_name(name: str) -> bool:
+    """1-249 characters of [a-zA-Z0-9._-], and not "." or ".."."""
+    return bool(_LEGAL_NAME.match(name)) and name not in (".", "..")
+
+
+def java_string_hashcode(s: str) -> int:
+    """java.lang.String.hashCode(): 31-polynomial over UTF-16 code units, as a signed 32-bit int."""
+    units = s.encode("utf-16-be")
+    h = 0
+    for (unit,) in struct.iter_unpack(">H", units):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h - 2**32 if h >= 2**31 else h
+
+
+def partition_for(group_id: str, partition_count: int) -> int:
+    """The `__consumer_offsets` partition of a group (Kafka's `Utils.abs(groupId.hashCode) % count`)."""
+    if partition_count <= 0:
+        raise ValueError(f"partition_count must be positive, got {partition_count}")
+    h = java_string_hashcode(group_id)
+    return (0 if h == _INT_MIN else abs(h)) % partition_count
