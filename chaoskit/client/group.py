@@ -21,7 +21,7 @@ from chaoskit.client.events import EventHooks
 from chaoskit.client.metadata import ClusterView
 from chaoskit.protocol.errors import ErrorCode, error_name
 from chaoskit.protocol.internal import ConsumerGroupPositionRequest
-from chaoskit.protocol.topics import java_string_hashcode
+from chaoskit.protocol.topics import partition_for
 from chaoskit.protocol.wire_client import WireError
 
 log = logging.getLogger(__name__)
@@ -84,8 +84,7 @@ class GroupMember:
         self.coordinator = response.node_id
         self.view.admin._brokers[response.node_id] = (response.host, response.port)
         offsets = self.view.topics.get(OFFSETS_TOPIC) or self.view.refresh([OFFSETS_TOPIC]).get(OFFSETS_TOPIC)
-        partition = abs(java_string_hashcode(self.group_id)) % len(offsets.partitions) \
-            if offsets and offsets.partitions else None
+        partition = partition_for(self.group_id, len(offsets.partitions)) if offsets and offsets.partitions else None
         self.events.emit({"f": "coordinator", "type": "ok",
                           "value": {"group": self.group_id, "partition": partition, "node": response.node_id}})
         return response.node_id
