@@ -25,4 +25,5 @@ def test_one_coordinator_per_group(chaos):
     result = chaos.run(client="probe", checks=["coordinator-split"], topics=[],
                        workload_options={"brokers": 3, "groups": 8, "rate": 10})
     # patched, the guardrail must refuse the expansion; unpatched, it must go through
-    chaos.expect(result, unpatched={"coordinator-split"}, refused=chaos.pick(patched={"admin"}, unpatched=()))
+    chaos.expect(result, unpatched={"coordinator-split"}, refused=chaos.pick(patched={"admin"}, unpatched=()),
+                 evidence={"coordinator-split": {"answers": 100}})

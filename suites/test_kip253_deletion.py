@@ -25,6 +25,8 @@ def at_once(steps: list) -> list:
 
 # the unpatched side of deletion: KIP-694's removal without KIP-253's ordering
 DELETION_WITHOUT_ORDER = {"delete.topic.partition.enable": True}
+# what the claim needs: acknowledged writes read back, and keys that went on in another partition
+EVIDENCE = {"lost-write": {"acked_read": 50}, "key-order": {"moved_pairs": 1}}
 
 
 def _run(chaos, keys: int, producers: int):
@@ -43,7 +45,7 @@ def _run(chaos, keys: int, producers: int):
 @pytest.mark.chaos(faults=mix(SHRINK, LEADER_ISOLATION), workload="keyed-sequences", duration=16,
                    epic="KIP-253", feature="deletion under leader isolation", severity="critical")
 def test_key_order_across_deletion(chaos):
-    chaos.expect(_run(chaos, 60, 3), unpatched={"unseen"})
+    chaos.expect(_run(chaos, 60, 3), unpatched={"unseen"}, evidence=EVIDENCE)
 
 
 @pytest.mark.nightly
@@ -51,4 +53,4 @@ def test_key_order_across_deletion(chaos):
                    workload="keyed-sequences", duration=120, epic="KIP-253",
                    feature="deletion under isolation and kills", severity="critical")
 def test_key_order_across_deletion_long(chaos):
-    chaos.expect(_run(chaos, 200, 4), unpatched={"unseen"})
+    chaos.expect(_run(chaos, 200, 4), unpatched={"unseen"}, evidence=EVIDENCE)

@@ -32,6 +32,8 @@ def _story(partition: int, at_s: float) -> dict:
 
 
 DURABLE = {"min.insync.replicas": "2"}
+# what the claim needs: every step of the story (9; unpatched, the zombie's two rejoins make 11)
+STORY = {"zombie-rejoin": {"steps": 9}}
 # the story cuts a follower's fetches for a moment and needs it still in the ISR when the leader dies
 PATIENT_LEADERS = {"replica.lag.time.max.ms": 30000}
 
@@ -48,11 +50,11 @@ def _run(chaos, rate: float):
 @pytest.mark.chaos(faults=mix([_story(0, 3.0)], {}), workload="keyed-sequences", duration=34,
                    epic="KIP-320", feature="zombie brokers", severity="critical")
 def test_zombies_are_fenced(chaos):
-    chaos.expect(_run(chaos, 30), unpatched={"inconsistent-offsets"})
+    chaos.expect(_run(chaos, 30), unpatched={"inconsistent-offsets"}, evidence=STORY)
 
 
 @pytest.mark.nightly
 @pytest.mark.chaos(faults=mix([_story(0, 3.0), _story(1, 60.0)], {}), workload="keyed-sequences", duration=110,
                    epic="KIP-320", feature="zombie brokers on every partition", severity="critical")
 def test_zombies_are_fenced_long(chaos):
-    chaos.expect(_run(chaos, 50), unpatched={"inconsistent-offsets"})
+    chaos.expect(_run(chaos, 50), unpatched={"inconsistent-offsets"}, evidence={"zombie-rejoin": {"steps": 18}})

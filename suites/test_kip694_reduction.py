@@ -13,6 +13,9 @@ from chaoskit import Topic, admin_step, mix
 from chaoskit.run.mixes import LEADER_ISOLATION, TOPIC
 
 REMOVAL = {"delete.topic.partition.enable": True}
+# what the clean claim needs: a key last written to a partition then ReadOnly sent again (it had to
+# go elsewhere); the unpatched side removes at once, so it has no ReadOnly time to exercise
+EVIDENCE = {"patched": {"write-to-readonly": {"displaced_sends": 1}}, "unpatched": {}}
 
 
 def _reduction(delay_ms: int) -> list:
@@ -36,11 +39,11 @@ def _run(chaos, rate: float):
 @pytest.mark.chaos(faults=mix([], LEADER_ISOLATION, mean_interval_s=5), workload="keyed-sequences", duration=16,
                    epic="KIP-694", feature="partition reduction under leader isolation", severity="critical")
 def test_reduction_loses_nothing(chaos):
-    chaos.expect(_run(chaos, 40), unpatched={"unseen"})
+    chaos.expect(_run(chaos, 40), unpatched={"unseen"}, evidence=chaos.pick(**EVIDENCE))
 
 
 @pytest.mark.nightly
 @pytest.mark.chaos(faults=mix([], LEADER_ISOLATION), workload="keyed-sequences", duration=120,
                    epic="KIP-694", feature="partition reduction under leader isolation", severity="normal")
 def test_reduction_loses_nothing_long(chaos):
-    chaos.expect(_run(chaos, 60), unpatched={"unseen"})
+    chaos.expect(_run(chaos, 60), unpatched={"unseen"}, evidence=chaos.pick(**EVIDENCE))

@@ -58,7 +58,8 @@ def attach_coordinator(broker: Any) -> GroupCoordinator:
         broker.config.broker_id, ReplicatedOffsetsStore(broker.replicas),
         partition_count=broker.config.offsets_topic_num_partitions,
         initial_rebalance_delay_ms=broker.config.group_initial_rebalance_delay_ms,
-        partition_exists=lambda topic, partition: broker.cache.partition(topic, partition) is not None)
+        partition_exists=lambda topic, partition: broker.cache.partition(topic, partition) is not None,
+        leader_epochs=broker.config.leader_epoch_fencing_enable)
 
     async def won(partition: int) -> None:
         try:  # groups must be placed with the topic's real partition count before they load

@@ -2,8 +2,10 @@
 
 One entry per check holds everything said about it: the description, the Allure category its
 failures are filed under, the op kinds (f) a history must hold for it to apply (`needs`: a check
-asked for by name whose ops are absent is "unknown", never a vacuous pass) and the sentence each
-witness row fills in (`explain`). Each engine implements a Kafka check as a function named after
+asked for by name whose ops are absent is "unknown", never a vacuous pass), the sentence each
+witness row fills in (`explain`), and its evidence: the count of what it had to judge that must
+not be zero (`evidence`, and `nothing` says what was missing when it is), or the check judged
+nothing and its verdict is "unknown", never clean. Each engine implements a Kafka check as a function named after
 it (`function`: key-order -> key_order) in its checks module (checkers/local/checks.py,
 checkers/spark/checks.py).
 """
@@ -23,6 +25,8 @@ class Check:
     category: str  # the Allure category its failures are filed under
     needs: frozenset[str]
     explain: str = ""  # a witness row's explanation, formatted with the row's fields
+    evidence: str = ""  # the count of what it judged; zero means it judged nothing
+    nothing: str = ""  # what was missing when `evidence` is zero
 
     @property
     def function(self) -> str:
@@ -30,53 +34,66 @@ class Check:
         return self.name.replace("-", "_")
 
 
-def _kafka(name: str, description: str, category: str, explain: str, *needs: str) -> Check:
-    return Check(name, description, category, frozenset(needs), explain)
+def _kafka(name: str, description: str, category: str, explain: str, evidence: tuple[str, str],
+           *needs: str) -> Check:
+    return Check(name, description, category, frozenset(needs), explain, *evidence)
 
 
 KAFKA_CHECKS: tuple[Check, ...] = (
     _kafka("lost-write", "an acknowledged write was never read although later offsets of its partition were",
            "Lost data",
            "send {value} by process {process} was acknowledged at {topic}/{partition} offset {offset}, "
-           "offsets up to {max_read} there were read, but it never was", "send", "poll"),
+           "offsets up to {max_read} there were read, but it never was",
+           ("acked_read", "no acknowledged write was ever read"), "send", "poll"),
     _kafka("unseen", "an acknowledged write was never read, and nothing after it in its partition was either",
            "Lost data",
            "send {value} by process {process} was acknowledged at {topic}/{partition} offset {offset} "
-           "and no poll ever delivered it", "send", "poll"),
+           "and no poll ever delivered it",
+           ("acked", "no send was acknowledged"), "send", "poll"),
     _kafka("duplicate", "one value was written or read at more than one offset", "Duplicates",
-           "value {value} is at {count} places: {positions}", "send", "poll"),
+           "value {value} is at {count} places: {positions}",
+           ("values", "no value was written or read"), "send", "poll"),
     _kafka("inconsistent-offsets", "one offset of a partition held different values", "Divergent logs",
-           "{topic}/{partition} offset {offset} holds different values: {values}", "send", "poll"),
+           "{topic}/{partition} offset {offset} holds different values: {values}",
+           ("offsets", "no offset was written or read"), "send", "poll"),
     _kafka("poll-skip", "a consumer's next record of a partition jumped over offsets known to exist, without a "
            "rebalance", "Consumer order",
            "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} (op {index}), "
-           "skipping {missed} known offset(s) between them", "poll"),
+           "skipping {missed} known offset(s) between them",
+           ("steps", "no consumer read two records of a partition in a row"), "poll"),
     _kafka("nonmonotonic-poll", "a consumer read an offset of a partition not greater than the one before, "
            "without a rebalance", "Consumer order",
            "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} (op {index}) "
-           "with no rebalance or truncation report in between", "poll"),
+           "with no rebalance or truncation report in between",
+           ("steps", "no consumer read two records of a partition in a row"), "poll"),
     _kafka("nonmonotonic-send", "a producer's later send to a partition got an offset not greater than its "
            "earlier one", "Producer order",
            "process {process}'s sends to {topic}/{partition} got offset {from_offset} then {to_offset} "
-           "(send invoked at op {index})", "send"),
+           "(send invoked at op {index})",
+           ("send_pairs", "no producer had two sends to one partition acknowledged"), "send"),
     _kafka("key-order", "of two records of one key from one producer, the later was delivered before the "
            "earlier (KIP-253, across partitions and consumers), or, where the client records key callbacks, "
            "delivered from another partition without key-revoked then key-assigned between the two",
            "Key order (KIP-253)",
            "key {key}: process {process} sent {first} (p{first_partition}) before {second} "
            "(p{second_partition}), delivered at op {first_delivered} and op {second_delivered}: {reason}",
+           ("key_pairs", "no producer had two sends of one key delivered"),
            "send", "poll"),
     _kafka("truncation-undetected", "a consumer read a record whose offset later held other content, and "
            "reported no truncation at or before it (KIP-320)", "Truncation (KIP-320)",
            "process {process} read {value} at {topic}/{partition} offset {offset} (op {index}); that offset "
-           "later held {later} and the process never reported truncation at or before it", "send", "poll"),
+           "later held {later} and the process never reported truncation at or before it",
+           ("replaced_reads", "no consumer read a record that a truncation later replaced"), "send", "poll"),
     _kafka("write-to-readonly", "a write invoked after its partition became ReadOnly/None was acknowledged "
            "(KIP-694)", "Partition reduction (KIP-694)",
            "send {value} by process {process} (invoked at op {index}) was acknowledged at {topic}/{partition} "
-           "offset {offset} although the partition was {mode} since op {mode_index}", "send", "partition-mode"),
+           "offset {offset} although the partition was {mode} since op {mode_index}",
+           ("displaced_sends", "no send was invoked for a key last written to a partition then ReadOnly or "
+            "None"), "send", "partition-mode"),
     _kafka("coordinator-split", "one consumer group was served by two coordinator partitions (KAFKA-20029 "
            "guardrail)", "Coordinator (KAFKA-20029)",
-           "group {group} was served by coordinator partitions {partitions}", "coordinator"),
+           "group {group} was served by coordinator partitions {partitions}",
+           ("answers", "no coordinator answer was recorded"), "coordinator"),
 )
 
 # the linearizability checker (chaoskit.checkers.linearizable; its search in checkers/linear/)

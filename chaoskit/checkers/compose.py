@@ -61,7 +61,7 @@ def run_checks(history: Any, checks: list[str] | None = None, engine: str = "spa
     history = as_history(history)
     names = list(checks) if checks is not None else default_checks(history, model)
     chosen = checkers(names, engine=engine, spark_master=master, model=model, budget_s=budget_s)
-    return compose(chosen, test, history)
+    return compose(chosen, test, history, required=list(checks) if checks is not None else None)
 
 
 def check_names(names: list[str]) -> None:
@@ -69,8 +69,10 @@ def check_names(names: list[str]) -> None:
     _factories(names)
 
 
-def compose(named: Mapping[str, Checker], test: LiveRun | None, history: History) -> Verdict:
-    """Every checker's result by name, and the history's unreadable lines beside them."""
+def compose(named: Mapping[str, Checker], test: LiveRun | None, history: History,
+            required: list[str] | None = None) -> Verdict:
+    """Every checker's result by name, and the history's unreadable lines beside them; `required`:
+    the checks asked for by name, which must judge something (the rest count only if they did)."""
     results: dict[str, CheckResult] = {}
     batches: dict[Any, dict[str, KafkaCheck]] = {}
     for name, checker in named.items():
@@ -81,7 +83,7 @@ def compose(named: Mapping[str, Checker], test: LiveRun | None, history: History
     for engine, batch in batches.items():
         found = run_kafka_checks(engine, [c.spec for c in batch.values()], history)
         results.update({name: found[c.name] for name, c in batch.items()})
-    return Verdict({name: results[name] for name in named}, history.problems)
+    return Verdict({name: results[name] for name in named}, history.problems, required)
 
 
 def _guarded(name: str, checker: Checker, test: LiveRun | None, history: History) -> CheckResult:

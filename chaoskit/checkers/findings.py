@@ -36,8 +36,12 @@ def _text(v: Any) -> Any:
 
 
 def result(name: str, found: Found) -> CheckResult:
+    check = CHECKS[name]
+    counts = {"anomalies": found.count, **found.counts}
+    if found.count == 0 and check.evidence and not found.counts.get(check.evidence):
+        return CheckResult.nothing_to_judge(name, check.nothing, counts)
     witnesses = []
     for row in found.rows[:MAX_WITNESSES]:
-        text = CHECKS[name].explain.format(**{k: _text(v) for k, v in row.items()})
+        text = check.explain.format(**{k: _text(v) for k, v in row.items()})
         witnesses.append({"explanation": text, **row})
-    return CheckResult(name, found.count == 0, {"anomalies": found.count, **found.counts}, witnesses)
+    return CheckResult(name, found.count == 0, counts, witnesses)

@@ -1,9 +1,10 @@
 """CheckResult: what every check returns, and how verdicts combine.
 
 `valid` is three-valued as in Jepsen: True (checked, clean), False (an anomaly, with witnesses)
-or "unknown" (could not decide: the check raised or ran out of its time budget). Combining
-verdicts, False beats "unknown" beats True: one proven anomaly makes a run invalid, and a run
-with an undecided check is never reported as a pass.
+or "unknown" (could not decide: the check raised, ran out of its time budget, or had nothing to
+judge: `judged` False, the history held nothing it looks at). Combining verdicts, False beats
+"unknown" beats True: one proven anomaly makes a run invalid, and a run with an undecided check
+is never reported as a pass.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class CheckResult:
     witnesses: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None  # why the verdict is "unknown"
     details: dict[str, Any] = field(default_factory=dict)  # check-specific extras
+    judged: bool = True  # False: the history held nothing this check looks at (valid is "unknown")
 
     def __post_init__(self) -> None:
         if self.valid not in (True, False, UNKNOWN):
@@ -35,6 +37,10 @@ class CheckResult:
         text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         return cls(name, UNKNOWN, error=text)
 
+    @classmethod
+    def nothing_to_judge(cls, name: str, why: str, counts: dict[str, int] | None = None) -> CheckResult:
+        return cls(name, UNKNOWN, dict(counts or {}), error=f"nothing to judge: {why}", judged=False)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "valid": self.valid, "counts": self.counts,
                                "witnesses": self.witnesses}
@@ -42,12 +48,23 @@ class CheckResult:
             out["error"] = self.error
         if self.details:
             out["details"] = self.details
+        if not self.judged:
+            out["judged"] = False
         return out
+
+    @property
+    def word(self) -> str:
+        """How reports name this result: clean, ANOMALY, unknown, or not exercised (judged nothing)."""
+        return "not exercised" if not self.judged else verdict_word(self.valid)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CheckResult:
         return cls(data["name"], data["valid"], dict(data.get("counts", {})), list(data.get("witnesses", [])),
-                   data.get("error"), dict(data.get("details", {})))
+                   data.get("error"), dict(data.get("details", {})), data.get("judged", True))
+
+
+def verdict_word(valid: Valid) -> str:
+    return {True: "clean", False: "ANOMALY"}.get(valid, "unknown")  # type: ignore[call-overload]
 
 
 def merge_valid(verdicts: Iterable[Valid]) -> Valid:

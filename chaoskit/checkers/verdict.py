@@ -1,30 +1,66 @@
 """Verdict: a history's check results composed into `{name: result}` with one overall `valid`.
 
-Problems (lines of the history that could not be read) are reported beside the results; the
-verdict comes from the checks over the rest, as the issue asks ("the rest is still checked").
+Overall, False (an anomaly) beats "unknown" beats True, over the checks that count: every check
+that was asked for by name (`required`), and every other check that had something to judge. A
+check run by default over a history that held nothing it looks at (no truncation for
+truncation-undetected, say) is reported as not exercised and does not decide. Nothing judged at
+all is "unknown", and so is a history with lines that could not be read (`problems`): a clean
+verdict over part of a history would claim what nobody checked.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from chaoskit.checkers.result import CheckResult, Valid, merge_valid
+from chaoskit.checkers.result import UNKNOWN, CheckResult, Valid, merge_valid
 
 
 @dataclass
 class Verdict:
     results: dict[str, CheckResult]
     problems: list[str] = field(default_factory=list)
+    required: list[str] | None = None  # checks asked for by name: each must judge something
+
+    @property
+    def counted(self) -> dict[str, CheckResult]:
+        """The results that decide: the required ones and every one that judged something."""
+        required = set(self.required or ())
+        return {n: r for n, r in self.results.items() if n in required or r.judged}
+
+    @property
+    def not_exercised(self) -> list[str]:
+        return [n for n, r in self.results.items() if n not in self.counted]
 
     @property
     def valid(self) -> Valid:
-        return merge_valid(r.valid for r in self.results.values())
+        valid = merge_valid(r.valid for r in self.counted.values())
+        if valid is True and self.problems:
+            return UNKNOWN
+        return valid
+
+    @property
+    def reason(self) -> str | None:
+        """Why the verdict is unknown (None when it is not)."""
+        if self.valid != UNKNOWN:
+            return None
+        undecided = {n: r.error for n, r in self.counted.items() if r.valid == UNKNOWN}
+        if self.problems:
+            undecided["the history"] = (f"{len(self.problems)} line(s) of the history could not be read "
+                                        f"(first: {self.problems[0]})")
+        if not undecided:
+            return "no check had anything to judge"
+        return f"{', '.join(undecided)} could not decide ({'; '.join(f'{n}: {e}' for n, e in undecided.items())})"
 
     def to_json(self) -> dict[str, Any]:
-        return {"valid": self.valid, "problems": list(self.problems),
-                "results": {name: r.to_json() for name, r in self.results.items()}}
+        out = {"valid": self.valid, "problems": list(self.problems),
+               "results": {name: r.to_json() for name, r in self.results.items()}}
+        if self.required is not None:
+            out["required"] = list(self.required)
+        if self.valid == UNKNOWN:
+            out["reason"] = self.reason
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Verdict:
         return cls({name: CheckResult.from_json(r) for name, r in data.get("results", {}).items()},
-                   list(data.get("problems", [])))
+                   list(data.get("problems", [])), data.get("required"))

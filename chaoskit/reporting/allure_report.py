@@ -72,6 +72,8 @@ def report_run(result: Any, plots: Iterable[Path] = ()) -> None:
     """Steps and attachments of one run (a RunResult)."""
     import allure
 
+    from chaoskit.run.availability import describe
+
     stats, test = result.stats, result.test
     allure.dynamic.parameter("profile", test.profile)
     allure.dynamic.parameter("seed", test.seed)
@@ -88,8 +90,11 @@ def report_run(result: Any, plots: Iterable[Path] = ()) -> None:
         if stats.get("nemesis_error"):
             with allure.step(f"nemesis error: {stats['nemesis_error']}"):
                 pass
+    with allure.step(f"availability: {describe(stats['availability'])}" if stats.get("availability")
+                     else "availability: not measured"):
+        pass
     for name, check in sorted(result.verdict.results.items()):
-        with allure.step(f"check {name}: {_verdict_word(check.valid)} {_counts(check.counts)}".rstrip()):
+        with allure.step(f"check {name}: {check.word} {_counts(check.counts)}".rstrip()):
             for w in check.witnesses[:3]:
                 with allure.step(str(w.get("explanation", w))[:300]):
                     pass
@@ -150,10 +155,6 @@ def _tail(path: Path) -> str:
         size = f.tell()
         f.seek(max(0, size - NODE_LOG_TAIL))
         return f.read().decode("utf-8", "replace")
-
-
-def _verdict_word(valid: Any) -> str:
-    return {True: "clean", False: "ANOMALY"}.get(valid, "unknown")
 
 
 def _counts(counts: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #1d1d1f; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: .35em .7em; text-align: left; vertical-align: top; }
 th { background: #f3f3f5; }
-.clean { background: #dff5e1; } .anomaly { background: #fbdcdc; } .unknown { background: #fff1c9; }
+.clean { background: #dff5e1; } .anomaly { background: #fbdcdc; } .unknown { background: #fff1c9; } .unjudged { color: #777; }
 code { background: #f3f3f5; padding: .1em .3em; border-radius: 3px; }
 .plots img { max-width: 46%; margin: .5em; border: 1px solid #ddd; }
 """
@@ -63,7 +63,7 @@ def write_summary(results: Iterable[Any], out_dir: Path, title: str, plots: dict
             if check is None:
                 cells.append("<td>-</td>")
                 continue
-            word, css = _word(check.valid)
+            word, css = check.word, _word(check.valid)[1] if check.judged else "unjudged"
             counts = ", ".join(f"{k} {v}" for k, v in sorted(check.counts.items()))
             witness = check.witnesses[0].get("explanation", "") if check.witnesses else (check.error or "")
             cells.append(f'<td class="{css}">{word}<br><small>{_e(counts)}</small>'
@@ -91,6 +91,12 @@ def _run_section(result: Any, out_dir: Path, plots: list[Path]) -> str:
         shutil.copyfile(plot, target)
         images.append(f"<img src='plots/{_e(target.name)}' alt='{_e(plot.stem)}'>")
     error = f"<p class='unknown'>run error: {_e(result.error)}</p>" if result.error else ""
+    if result.verdict.valid == "unknown":
+        error += f"<p class='unknown'>unknown: {_e(result.verdict.reason)}</p>"
+    if stats.get("availability"):
+        from chaoskit.run.availability import describe
+
+        figures += f"; availability: {describe(stats['availability'])}"
     return (f"<h2>{_e(result.test.name)}: {_e(result.test.profile)}</h2>{error}<p>{_e(figures)}</p>"
             f"<p>history and logs: <code>{_e(result.run_dir)}</code></p>"
             f"<p>replay: <code>{_e(result.replay)}</code></p><div class='plots'>{''.join(images)}</div>")

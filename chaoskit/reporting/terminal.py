@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-STYLE = {True: ("clean", "green"), False: ("ANOMALY", "bold red")}
+from chaoskit.checkers.catalog import CHECKS
+from chaoskit.checkers.result import verdict_word
+
+STYLE = {"clean": "green", "ANOMALY": "bold red", "not exercised": "dim"}
 
 
 def verdict_table(results: Iterable[Any], title: str = "verdict") -> Any:
@@ -14,29 +17,35 @@ def verdict_table(results: Iterable[Any], title: str = "verdict") -> Any:
     table.add_column("check")
     for r in results:
         table.add_column(f"{r.test.name}\n{r.test.profile} / {r.test.client}")
-    table.add_row("[b]verdict[/b]", *(_cell(r.valid, bold=True) for r in results))
+    table.add_row("[b]verdict[/b]", *(_cell(verdict_word(r.valid), bold=True) for r in results))
     for name in sorted({n for r in results for n in r.verdict.results}):
         cells = []
         for r in results:
             check = r.verdict.results.get(name)
-            cells.append("-" if check is None else _cell(check.valid, _count(check.counts)))
+            cells.append("-" if check is None else _cell(check.word, _count(name, check.counts)))
         table.add_row(name, *cells)
     return table
 
 
-def _cell(valid: Any, extra: str = "", bold: bool = False) -> str:
-    word, style = STYLE.get(valid, ("unknown", "yellow"))
+def _cell(word: str, extra: str = "", bold: bool = False) -> str:
+    style = STYLE.get(word, "yellow")
     text = f"[{style}]{'[b]' if bold else ''}{word}{'[/b]' if bold else ''}[/{style}]"
     return f"{text} {extra}".rstrip()
 
 
-def _count(counts: dict[str, Any]) -> str:
-    anomalies = counts.get("anomalies")
-    return f"({anomalies})" if anomalies else ""
+def _count(name: str, counts: dict[str, Any]) -> str:
+    """The anomalies found, then the evidence: how much the check had to judge."""
+    parts = [f"({counts['anomalies']})"] if counts.get("anomalies") else []
+    evidence = CHECKS[name].evidence if name in CHECKS else ""
+    if evidence in counts:
+        parts.append(f"[dim]{evidence} {counts[evidence]}[/dim]")
+    return " ".join(parts)
 
 
 def print_results(results: Iterable[Any], title: str = "verdict") -> None:
     from rich.console import Console
+
+    from chaoskit.run.availability import describe
 
     results = list(results)
     console = Console()
@@ -46,3 +55,7 @@ def print_results(results: Iterable[Any], title: str = "verdict") -> None:
                       highlight=False, soft_wrap=True)
         if r.error:
             console.print(f"  [yellow]run error: {r.error}[/yellow]", highlight=False)
+        if r.verdict.valid == "unknown":
+            console.print(f"  [yellow]unknown: {r.verdict.reason}[/yellow]", highlight=False, soft_wrap=True)
+        if r.stats.get("availability"):
+            console.print(f"  availability: {describe(r.stats['availability'])}", highlight=False)

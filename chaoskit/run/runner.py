@@ -33,6 +33,7 @@ from chaoskit.pluginmanager import get_plugin_manager, lookup
 from chaoskit.roles import Client, Nemesis, NoopNemesis, Workload
 from chaoskit.run.chaostest import (HISTORY_FILE, RESULTS_FILE, TEST_FILE, ChaosTest, RunResult, cluster_spec,
                                     schedule_for)
+from chaoskit.run.availability import availability
 from chaoskit.run.live import Run
 from chaoskit.run.progress import ProgressLine
 from chaoskit.run.workers import WorkerPool
@@ -198,7 +199,7 @@ def running(parts: Parts) -> Iterator[None]:
     progress line); stopped on the way out."""
     pool = parts.pool
     assert pool is not None
-    record = _noting_failed_starts(parts.live.record, parts.stats)
+    record = _noting_faults(parts.live.record, parts.stats)
     parts.faulting = threading.Thread(target=_faults, args=(parts, record), name="nemesis", daemon=True)
     try:
         with ProgressLine(parts.progress, parts.test, pool, parts.clock):
@@ -243,6 +244,7 @@ def analyze(parts: Parts) -> Verdict:
         return Verdict({"history": CheckResult.unknown("history", f"the run wrote no history at {parts.history}")})
     history = History.from_path(parts.history)
     history.to_parquet(parts.history.with_suffix(".parquet"))
+    parts.stats["availability"] = availability(history.ops)
     test = parts.test
     verdict = run_checks(history, test.checks, engine=test.engine, master=test.spark_master, test=parts.live)
     parts.stats["check_s"] = round(time.monotonic() - checking, 3)
@@ -266,14 +268,19 @@ def release(parts: Parts, kept: bool) -> None:
 
 
 # --- helpers -----------------------------------------------------------------------------------
-def _noting_failed_starts(record: Any, stats: dict[str, Any]) -> Any:
+def _noting_faults(record: Any, stats: dict[str, Any]) -> Any:
     """`record`, also listing in stats["fault_errors"] each fault whose start raised (a suite whose
-    scripted step failed did not test what it claims)."""
+    scripted step failed did not test what it claims) and in stats["fault_steps"] the steps each
+    staged story recorded (the evidence that the story happened)."""
     def note(op: dict[str, Any]) -> Any:
+        value = op.get("value") or {}
         if op.get("f") == "start" and op.get("error"):
-            value = op.get("value") or {}
             stats.setdefault("fault_errors", []).append(
                 {"fault": value.get("fault"), "window": value.get("window"), "error": str(op["error"]).splitlines()[0]})
+        resolved = value.get("resolved") if isinstance(value, dict) else None
+        if op.get("f") == "start" and isinstance(resolved, dict) and isinstance(resolved.get("steps"), list):
+            stats.setdefault("fault_steps", {}).setdefault(value.get("fault"), []).extend(
+                step[0] if isinstance(step, list) else step for step in resolved["steps"])
         return record(op)
     return note
 

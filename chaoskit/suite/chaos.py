@@ -21,7 +21,7 @@ import re
 import shlex
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from chaoskit.run.chaostest import ChaosTest, RunResult
 from chaoskit.run.runner import run
@@ -118,16 +118,38 @@ class Chaos:
         pytest.skip(f"dry run: schedule and test.json written to {where}")
 
     def expect(self, result: RunResult, unpatched: Iterable[str] = (), patched: Iterable[str] = (),
-               refused: Iterable[str] = ()) -> None:
+               refused: Iterable[str] = (), evidence: Evidence | None = None) -> None:
         """The profile's claim: clean (no anomaly expected), or caught (each expected kind found).
-        `refused`: scripted steps (fault names) this profile must refuse, e.g. a guarded expansion."""
+        `refused`: scripted steps (fault names) this profile must refuse, e.g. a guarded expansion.
+        `evidence`: what the run must have exercised for the claim to mean anything, as check ->
+        {count: at least}, e.g. {"key-order": {"moved_pairs": 5}}, or a staged fault -> {"steps": n},
+        the steps its story recorded (`pick` it per profile if they differ)."""
         expected = set(patched if result.test.profile == PATCHED else unpatched)
-        expect_verdict(result, expected, set(refused))
+        expect_verdict(result, expected, set(refused), evidence or {})
 
 
-def expect_verdict(result: RunResult, expected: set[str], refused: set[str] = frozenset()) -> None:
+Evidence = Mapping[str, Mapping[str, int]]
+
+
+def missing_evidence(result: RunResult, evidence: Evidence) -> list[str]:
+    """What the run fell short of, one phrase per count ("key-order moved_pairs 2 < 5")."""
+    short = []
+    steps = result.stats.get("fault_steps", {})
+    for name, needs in evidence.items():
+        r = result.verdict.results.get(name)
+        counts = r.counts if r is not None else {"steps": len(steps[name])} if name in steps else None
+        for count, least in needs.items():
+            have = counts.get(count, 0) if counts is not None else 0
+            if have < least:
+                short.append(f"{name} {count} {have} < {least}" if counts is not None else f"{name} did not run")
+    return short
+
+
+def expect_verdict(result: RunResult, expected: set[str], refused: set[str] = frozenset(),
+                   evidence: Evidence = {}) -> None:  # noqa: B006 -- read only
     """Raise ChaosFailure unless the run is clean (nothing expected) or shows every expected anomaly,
-    and its scripted steps went through (those in `refused` must have failed instead)."""
+    its scripted steps went through (those in `refused` must have failed instead), and it exercised
+    what the claim needs (`evidence`: else the verdict is unknown, never clean)."""
     verdict = result.verdict
     if result.error:
         _fail(result, f"run broke: {result.error}")
@@ -141,6 +163,10 @@ def expect_verdict(result: RunResult, expected: set[str], refused: set[str] = fr
     if went_through:
         _fail(result, f"scripted step {sorted(went_through)[0]} went through in the {result.test.profile} profile, "
                       "which must refuse it")
+    short = missing_evidence(result, evidence)
+    if short:
+        _fail(result, f"verdict unknown: the run did not exercise what this claim needs ({'; '.join(short)}), so "
+                      f"its verdict ({verdict.valid}) proves nothing")
     if not expected:
         if verdict.valid is True:
             return
@@ -150,9 +176,7 @@ def expect_verdict(result: RunResult, expected: set[str], refused: set[str] = fr
             witness = first.witnesses[0].get("explanation", "") if first.witnesses else ""
             _fail(result, f"anomaly {', '.join(found)} in the {result.test.profile} profile, which must check clean"
                           f"{': ' + witness if witness else ''}")
-        unknown = sorted(n for n, r in verdict.results.items() if r.valid != True)  # noqa: E712 -- three-valued
-        errors = "; ".join(f"{n}: {verdict.results[n].error}" for n in unknown)
-        _fail(result, f"verdict unknown: {', '.join(unknown) or 'no checks ran'} could not decide ({errors})")
+        _fail(result, f"verdict unknown: {verdict.reason}")
     missing = expected - result.anomalies
     if missing:
         _fail(result, f"not caught: {', '.join(sorted(missing))} expected in the {result.test.profile} profile, "

@@ -71,12 +71,13 @@ def test_bad_arguments_are_explained():
         run_checks([], model="x", engine="local")
 
 
-def test_verdict_json_round_trip_and_problems_do_not_decide():
+def test_verdict_json_round_trip_and_unreadable_lines_make_a_clean_verdict_unknown():
     v = Verdict({"a": CheckResult("a", True), "b": CheckResult("b", False, {"anomalies": 1},
                                                                  [{"explanation": "x"}])}, ["line 3: bad"])
     again = Verdict.from_json(v.to_json())
     assert again.to_json() == v.to_json() and again.valid is False
-    assert Verdict({"a": CheckResult("a", True)}, ["line 1: bad"]).valid is True
+    unread = Verdict({"a": CheckResult("a", True)}, ["line 1: bad"])  # a clean verdict over part of a history
+    assert unread.valid == "unknown" and "1 line(s) of the history could not be read" in unread.reason
 
 
 class Judged:

@@ -53,8 +53,10 @@ def test_expansion_without_the_proposals(cluster: LocalCluster, admin: AdminClie
     cluster.wait_until_replicated("plain")
     grown = admin.expand("plain", 8)
     assert (grown.initial_partition_count, grown.undeleted_partition_count) == (None, None)
-    assert {p: i.leader_epoch for p, i in grown.partitions.items()} == {p: 0 for p in range(8)}
+    # without KIP-320 clients are told no epoch; ZooKeeper shows the expansion bumped none
+    assert {p: i.leader_epoch for p, i in grown.partitions.items()} == {p: -1 for p in range(8)}
     znode, states = kip.znode(cluster, "plain"), kip.state_znodes(cluster, "plain")
+    assert {p: s.leader_epoch for p, s in states.items()} == {p: 0 for p in range(8)}
     assert (znode.initial_partition_count, znode.undeleted_partition_count) == (None, None)
     assert all(not s.after_creation and not s.before_deletion for s in states.values())
     assert kip.produce(cluster, admin, "plain", 1, [b"x"], undeleted=6).error_code == ErrorCode.NONE  # unchecked

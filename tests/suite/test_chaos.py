@@ -91,3 +91,23 @@ def test_a_step_the_profile_must_refuse_must_fail():
         expect_verdict(run, set(), {"admin"})
     run.stats["fault_errors"] = [{"fault": "admin", "window": 0, "error": "AdminError: INVALID_REQUEST"}]
     expect_verdict(run, set(), {"admin"})
+
+
+def test_a_claim_without_the_evidence_it_needs_is_unknown_in_either_profile():
+    run = result("patched", **{"key-order": True})
+    run.verdict.results["key-order"].counts.update(moved_pairs=2)
+    expect_verdict(run, set(), evidence={"key-order": {"moved_pairs": 2}})
+    with pytest.raises(ChaosFailure, match=r"verdict unknown: the run did not exercise what this claim needs "
+                                           r"\(key-order moved_pairs 2 < 5\)"):
+        expect_verdict(run, set(), evidence={"key-order": {"moved_pairs": 5}})
+    caught = result("unpatched", **{"key-order": False})
+    with pytest.raises(ChaosFailure, match=r"truncation-undetected did not run"):
+        expect_verdict(caught, {"key-order"}, evidence={"truncation-undetected": {"replaced_reads": 1}})
+
+
+def test_a_run_whose_checks_judged_nothing_is_unknown_not_clean():
+    run = result("patched")
+    run.verdict = Verdict({"lost-write": CheckResult.nothing_to_judge("lost-write", "no acknowledged write was ever read")})
+    assert run.verdict.valid == "unknown"
+    with pytest.raises(ChaosFailure, match="verdict unknown: no check had anything to judge"):
+        expect_verdict(run, set())

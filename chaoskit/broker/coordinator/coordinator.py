@@ -53,7 +53,7 @@ class GroupCoordinator:
                  initial_rebalance_delay_ms: int = 0, min_session_timeout_ms: int = 6000,
                  max_session_timeout_ms: int = 1_800_000, max_metadata_bytes: int = 4096,
                  partition_exists: Callable[[str, int], bool] | None = None,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, leader_epochs: bool = True) -> None:
         self.broker_id = broker_id
         self.clock = clock or LoopClock()
         self._rng = rng or random.Random()
@@ -61,7 +61,8 @@ class GroupCoordinator:
         self.table = GroupTable(store, partition_count)
         config = GroupConfig(initial_rebalance_delay_ms, min_session_timeout_ms, max_session_timeout_ms)
         self.membership = Membership(self.table, self.clock, config, self._spawn, self._new_member_id)
-        self.offsets = OffsetManager(self.table, self.membership, self.clock, max_metadata_bytes, partition_exists)
+        self.offsets = OffsetManager(self.table, self.membership, self.clock, max_metadata_bytes, partition_exists,
+                                     leader_epochs)
         self.positions = GroupPositions(self.table, self.membership)
 
     def _new_member_id(self, prefix: str) -> str:

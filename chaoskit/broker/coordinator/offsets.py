@@ -43,15 +43,16 @@ def _by_topic(items: Iterable[tuple[str, int, object]]) -> dict[str, list[tuple[
 
 class OffsetManager:
     def __init__(self, table: GroupTable, membership: Membership, clock: Clock, max_metadata_bytes: int,
-                 partition_exists: Callable[[str, int], bool] | None) -> None:
+                 partition_exists: Callable[[str, int], bool] | None, leader_epochs: bool = True) -> None:
         self.table, self.membership, self.clock = table, membership, clock
         self.max_metadata_bytes = max_metadata_bytes
         self.partition_exists = partition_exists
+        self.leader_epochs = leader_epochs  # KIP-320's epoch in commits; without it none is kept
 
     # -- OffsetCommit ------------------------------------------------------------------------
     async def offset_commit(self, request: Any, version: int) -> OffsetCommitResponse:
         commits = [(t.name, p.partition_index, p.committed_offset,
-                    p.committed_leader_epoch if version >= 6 else -1, p.committed_metadata)
+                    p.committed_leader_epoch if version >= 6 and self.leader_epochs else -1, p.committed_metadata)
                    for t in request.topics for p in t.partitions]
         instance_id = request.group_instance_id if version >= 7 else None
         errors = await self.commit(request.group_id, request.generation_id_or_member_epoch,

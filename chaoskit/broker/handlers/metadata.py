@@ -2,7 +2,9 @@
 
 Metadata carries the proposals' tagged fields at its flexible versions (v9+): each topic's KIP-253
 `initial_partition_count` and `undeleted_partition_count`, each partition's KIP-694 `mode`
-(docs/protocol.md); stock clients skip them.
+(docs/protocol.md); stock clients skip them. Leader epochs reach clients only with KIP-320 on
+(`leader.epoch.fencing.enable`): Kafka before it had no field for them, so the unpatched profile
+answers -1, and a stock client that would validate its position has nothing to validate against.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ async def api_versions(broker: Any, header: Any, request: Any) -> Any:
     return api_versions_response()
 
 
-def topic_metadata(cache: MetadataCache, name: str) -> Any:
+def topic_metadata(cache: MetadataCache, name: str, epochs: bool = True) -> Any:
     parts = cache.topics.get(name)
     if parts is None:
         return Topic(name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, partitions=[])
@@ -34,7 +36,7 @@ def topic_metadata(cache: MetadataCache, name: str) -> Any:
         leader_live = info.leader in cache.brokers
         out.append(Part(error_code=ErrorCode.NONE if leader_live else ErrorCode.LEADER_NOT_AVAILABLE,
                         partition_index=index, leader_id=info.leader if leader_live else -1,
-                        leader_epoch=info.leader_epoch, replica_nodes=list(info.replicas),
+                        leader_epoch=info.leader_epoch if epochs else -1, replica_nodes=list(info.replicas),
                         isr_nodes=list(info.isr), offline_replicas=list(info.offline_replicas), mode=int(info.mode)))
     counts = cache.topic_counts(name)
     return Topic(name=name, error_code=ErrorCode.NONE, is_internal=name in INTERNAL_TOPICS, partitions=out,
@@ -56,7 +58,7 @@ async def metadata(broker: Any, header: Any, request: Any) -> Any:
             code = await auto_create(broker, name)
             topics.append(Topic(name=name, error_code=code, partitions=[]))
         else:
-            topics.append(topic_metadata(cache, name))
+            topics.append(topic_metadata(cache, name, broker.config.leader_epoch_fencing_enable))
     brokers = [MetadataResponse.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
                for b in sorted(cache.brokers.values(), key=lambda b: b.broker_id)]
     return MetadataResponse(throttle_time_ms=0, brokers=brokers, cluster_id=CLUSTER_ID,

@@ -6,8 +6,8 @@ replicas and Kafka's debugging replica id -2, which the controller uses to see a
 effort: a scan of batch headers). As in Kafka, the debugging id may ask any replica, a follower
 too, when it names no leader epoch (it then sees that replica's own log end: how the staged faults
 see what a zombie or a cut follower holds); with an epoch (the controller's queries) only the
-leader answers. Each answer carries the leader epoch of the offset it returns (KIP-320).
-ListOffsets and OffsetForLeaderEpoch check current_leader_epoch.
+leader answers. Each answer carries the leader epoch of the offset it returns (KIP-320; -1 without
+it, as before it). ListOffsets and OffsetForLeaderEpoch check current_leader_epoch.
 """
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ async def list_offsets(broker: Any, header: Any, request: Any) -> Any:
         p = _leader(broker, topic, rp.partition_index, rp.current_leader_epoch,
                     any_replica=debugging and rp.current_leader_epoch < 0)
         offset, ts = _lookup(p, rp.timestamp, replica)
-        epoch = epoch_at(p, offset) if offset >= 0 else -1
+        epoch = epoch_at(p, offset) if offset >= 0 and broker.config.leader_epoch_fencing_enable else -1
         return Part(partition_index=rp.partition_index, error_code=ErrorCode.NONE, timestamp=ts, offset=offset,
                     leader_epoch=epoch)
 

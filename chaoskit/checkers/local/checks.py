@@ -1,7 +1,8 @@
 """The checks in one process (engine "local"): the same logic as spark/checks.py, over local/tables.py.
 
 Each function takes the Tables and returns a Found whose rows are sorted as the Spark version
-sorts them (findings.py turns both into the same CheckResult).
+sorts them, with the counts of what it had to judge (its evidence; catalog.py names the one that
+must not be zero), and findings.py turns both engines' into the same CheckResult.
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ def _send_row(s: Send, **extra: Any) -> Row:
 def _never_read(t: Tables, lost: bool) -> Found:
     delivered, max_read = _delivered(t), _max_read(t)
     acked = t.acked()
+    read = sum(1 for s in acked if s.value in delivered)
     rows = []
     for s in acked:
         if s.value in delivered:
@@ -55,7 +57,7 @@ def _never_read(t: Tables, lost: bool) -> Found:
             rows.append(_send_row(s, max_read=top))
         elif not lost and (top is None or top <= s.offset):
             rows.append(_send_row(s))
-    return _found(rows, lambda r: r["index"], acked=len(acked))
+    return _found(rows, lambda r: r["index"], acked=len(acked), acked_read=read)
 
 
 def lost_write(t: Tables) -> Found:
@@ -79,7 +81,7 @@ def duplicate(t: Tables) -> Found:
         places[v].add((topic, p, o))
     rows = [{"value": v, "count": len(ps), "positions": [list(x) for x in sorted(ps)]}
             for v, ps in places.items() if len(ps) > 1 and v is not None]
-    return _found(rows, lambda r: r["value"])
+    return _found(rows, lambda r: r["value"], values=sum(1 for v in places if v is not None))
 
 
 def inconsistent_offsets(t: Tables) -> Found:
@@ -89,7 +91,21 @@ def inconsistent_offsets(t: Tables) -> Found:
             values[(topic, p, o)].add(v)
     rows = [{"topic": k[0], "partition": k[1], "offset": k[2], "values": sorted(vs)}
             for k, vs in values.items() if len(vs) > 1]
-    return _found(rows, lambda r: _nulls_first(r["topic"], r["partition"], r["offset"]))
+    return _found(rows, lambda r: _nulls_first(r["topic"], r["partition"], r["offset"]), offsets=len(values))
+
+
+def _replaced_offsets(t: Tables) -> dict[tuple[Any, int], list[int]]:
+    """(topic, partition) -> the offsets (ascending) seen holding two different values: a truncation
+    replaced what was there."""
+    values: dict[tuple[Any, int, int], set[str]] = defaultdict(set)
+    for topic, p, o, v, _ in _observations(t):
+        if v is not None:
+            values[(topic, p, o)].add(v)
+    out: dict[tuple[Any, int], list[int]] = defaultdict(list)
+    for (topic, p, o), vs in values.items():
+        if len(vs) > 1:
+            out[(topic, p)].append(o)
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def _known_offsets(t: Tables) -> dict[tuple[Any, int], list[int]]:
@@ -124,30 +140,42 @@ def _step_sort(r: Row) -> Any:
 def poll_skip(t: Tables) -> Found:
     known = _known_offsets(t)
     rows = []
-    for a, b in _poll_steps(t):
+    steps = _poll_steps(t)
+    for a, b in steps:
         if b.offset > a.offset:
             offs = known[(a.topic, a.partition)]
             missed = bisect.bisect_left(offs, b.offset) - bisect.bisect_right(offs, a.offset)
             if missed > 0:
                 rows.append(_step_row(a, b, missed=missed))
-    return _found(rows, _step_sort)
+    return _found(rows, _step_sort, steps=len(steps))
 
 
 def nonmonotonic_poll(t: Tables) -> Found:
-    rows = [_step_row(a, b) for a, b in _poll_steps(t) if b.offset <= a.offset]
-    return _found(rows, _step_sort)
+    """A step back to offset B from A is the consumer going back over a truncation (KIP-320's
+    re-read) when an offset between them, B..A, was replaced; any other step back is an anomaly."""
+    replaced = _replaced_offsets(t)
+    steps = _poll_steps(t)
+    rows = []
+    for a, b in steps:
+        if b.offset <= a.offset:
+            offs = replaced.get((a.topic, a.partition), [])
+            i = bisect.bisect_left(offs, b.offset)
+            if i == len(offs) or offs[i] > a.offset:
+                rows.append(_step_row(a, b))
+    return _found(rows, _step_sort, steps=len(steps))
 
 
 def nonmonotonic_send(t: Tables) -> Found:
     by: dict[tuple[Any, Any, int], list[Send]] = defaultdict(list)
     for s in t.acked():
         by[(s.process, s.topic, s.partition)].append(s)
-    rows = []
+    rows, pairs = [], 0
     for ss in by.values():
         ss.sort(key=lambda s: s.index)
+        pairs += len(ss) - 1
         rows += [{"process": b.process, "topic": b.topic, "partition": b.partition, "from_offset": a.offset,
                   "to_offset": b.offset, "index": b.index} for a, b in zip(ss, ss[1:]) if b.offset <= a.offset]
-    return _found(rows, lambda r: r["index"])
+    return _found(rows, lambda r: r["index"], send_pairs=pairs)
 
 
 def _key_row(a: Send, b: Send, da: Delivery, db: Delivery, reason: str) -> Row:
@@ -180,38 +208,62 @@ def key_order(t: Tables) -> Found:
             by[(s.process, s.key)].append(s)
     # clients without KIP-253's key listener record no key callbacks: their topics are judged on deliveries
     keyed = {topic for topic, _ in (*t.key_revoked, *t.key_assigned)}
-    rows, cross = [], 0
+    rows, cross, pairs, moved = [], 0, 0, 0
     for ss in by.values():
         ss.sort(key=lambda s: s.index)
+        pairs += len(ss) - 1
         for a, b in zip(ss, ss[1:]):
             da, db = first[a.value], first[b.value]
+            moved += da.topic == db.topic and da.partition != db.partition
             if (db.index, db.pos) < (da.index, da.pos):
                 rows.append(_key_row(a, b, da, db, OUT_OF_ORDER))
             elif da.topic == db.topic and da.partition != db.partition and da.topic in keyed:
                 cross += 1
                 if not _key_moved(t, da, db):
                     rows.append(_key_row(a, b, da, db, NOT_MOVED % (da.partition, db.partition)))
-    return _found(rows, lambda r: r["index"], cross_partition_pairs=cross)
+    return _found(rows, lambda r: r["index"], key_pairs=pairs, moved_pairs=moved, cross_partition_pairs=cross)
+
+
+def _later_low(points: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """(indices ascending, the lowest offset at or after each position): what was read or reported
+    after a given index, at its lowest."""
+    points.sort()
+    low, lows = None, []
+    for _, offset in reversed(points):
+        low = offset if low is None else min(low, offset)
+        lows.append(low)
+    return [i for i, _ in points], lows[::-1]
 
 
 def truncation_undetected(t: Tables) -> Found:
+    """A record a consumer read whose offset later held something else was replaced by a truncation.
+    It was detected if, after that read, its partition was read again at or below its offset (the
+    consumers went back to re-read what was replaced, as KIP-320's reset to the divergence offset
+    does) or a truncation at or below it was reported; judged by what the clients did, whatever
+    they report about themselves."""
     latest: dict[tuple[Any, int, int], list[tuple[int, str | None]]] = defaultdict(list)
     for topic, p, o, v, idx in _observations(t):
         latest[(topic, p, o)].append((idx, v))
-    detected: dict[tuple[Any, Any, int], list[tuple[int, int]]] = defaultdict(list)
-    for proc, topic, p, off, idx in t.truncations:
-        detected[(proc, topic, p)].append((idx, off))
-    rows = []
+    after: dict[tuple[Any, int], list[tuple[int, int]]] = defaultdict(list)  # re-reads and reports
+    for d in t.deliveries:
+        after[(d.topic, d.partition)].append((d.index, d.offset))
+    for _proc, topic, p, off, idx in t.truncations:
+        after[(topic, p)].append((idx, off))
+    lows = {k: _later_low(v) for k, v in after.items()}
+    rows, replaced = [], 0
     for d in t.deliveries:
         later = sorted({v for idx, v in latest[(d.topic, d.partition, d.offset)]
                         if idx > d.index and v != d.value and v is not None})
         if not later:
             continue
-        if any(idx > d.index and off <= d.offset for idx, off in detected.get((d.process, d.topic, d.partition), ())):
+        replaced += 1
+        indices, low = lows[(d.topic, d.partition)]
+        i = bisect.bisect_right(indices, d.index)
+        if i < len(indices) and low[i] <= d.offset:
             continue
         rows.append({"process": d.process, "topic": d.topic, "partition": d.partition, "offset": d.offset,
                      "value": d.value, "index": d.index, "later": later})
-    return _found(rows, lambda r: (r["index"], r["partition"], r["offset"]))
+    return _found(rows, lambda r: (r["index"], r["partition"], r["offset"]), replaced_reads=replaced)
 
 
 def write_to_readonly(t: Tables) -> Found:
@@ -220,13 +272,26 @@ def write_to_readonly(t: Tables) -> Found:
         modes[(topic, p)].append((idx, mode))
     for v in modes.values():
         v.sort()
+    def mode_at(topic: Any, partition: int | None, index: int) -> tuple[int, str] | None:
+        ms = modes.get((topic, partition), [])
+        i = bisect.bisect_left(ms, (index, "")) - 1
+        return ms[i] if i >= 0 else None
+
     rows = []
     for s in t.acked():
-        ms = modes.get((s.topic, s.partition), [])
-        i = bisect.bisect_left(ms, (s.index, "")) - 1
-        if i >= 0 and ms[i][1] in READONLY_MODES:
-            rows.append(_send_row(s, mode=ms[i][1], mode_index=ms[i][0]))
-    return _found(rows, lambda r: r["index"])
+        m = mode_at(s.topic, s.partition, s.index)
+        if m is not None and m[1] in READONLY_MODES:
+            rows.append(_send_row(s, mode=m[1], mode_index=m[0]))
+    # the evidence: sends whose key was last acknowledged on a partition that was ReadOnly/None when
+    # they were invoked, so each had to go elsewhere (or be refused) for the claim to be tested at all
+    displaced, last_home = 0, {}
+    for s in sorted(t.sends, key=lambda s: s.index):
+        home = last_home.get((s.topic, s.key))
+        m = mode_at(s.topic, home, s.index) if home is not None else None
+        displaced += m is not None and m[1] in READONLY_MODES
+        if s.status == "ok" and s.partition is not None and s.key is not None:
+            last_home[(s.topic, s.key)] = s.partition
+    return _found(rows, lambda r: r["index"], displaced_sends=displaced)
 
 
 def coordinator_split(t: Tables) -> Found:
@@ -234,4 +299,4 @@ def coordinator_split(t: Tables) -> Found:
     for group, p, _ in t.coordinators:
         parts[group].add(p)
     rows = [{"group": g, "partitions": sorted(ps)} for g, ps in parts.items() if len(ps) > 1]
-    return _found(rows, lambda r: r["group"], groups=len(parts))
+    return _found(rows, lambda r: r["group"], groups=len(parts), answers=len(t.coordinators))

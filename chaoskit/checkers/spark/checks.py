@@ -96,7 +96,8 @@ def _never_read(t: SparkTables, lost: bool) -> Plan:
         df = never.filter(F.col("max_read") > F.col("offset")).select(*_SEND_COLS, "max_read")
     else:
         df = never.filter(F.col("max_read").isNull() | (F.col("max_read") <= F.col("offset"))).select(*_SEND_COLS)
-    return _found(df, ["index"], acked=_one_count(t.acked))
+    read = t.acked.join(t.deliveries.select("value").distinct(), ["value"], "left_semi")
+    return _found(df, ["index"], acked=_one_count(t.acked), acked_read=_one_count(read))
 
 
 def lost_write(t: SparkTables) -> Plan:
@@ -112,18 +113,31 @@ def duplicate(t: SparkTables) -> Plan:
     df = (t.observations.filter(F.col("value").isNotNull()).groupBy("value")
           .agg(F.collect_set(F.struct("topic", "partition", "offset")).alias("places"))
           .withColumn("count", F.size("places")).filter(F.col("count") > 1))
-    return _found(df, ["value"], post=_positions)
+    values = t.observations.filter(F.col("value").isNotNull()).select("value").distinct()
+    return _found(df, ["value"], post=_positions, values=_one_count(values))
 
 
 def _positions(row: Row) -> None:
     row["positions"] = sorted([p["topic"], p["partition"], p["offset"]] for p in row.pop("places"))
 
 
+def _offset_values(t: SparkTables) -> Any:
+    """(topic, partition, offset, values): the values each offset was seen holding, sorted."""
+    F = t.F
+    return (t.observations.filter(F.col("value").isNotNull()).groupBy("topic", "partition", "offset")
+            .agg(F.array_sort(F.collect_set("value")).alias("values")))
+
+
 def inconsistent_offsets(t: SparkTables) -> Plan:
     F = t.F
-    df = (t.observations.filter(F.col("value").isNotNull()).groupBy("topic", "partition", "offset")
-          .agg(F.array_sort(F.collect_set("value")).alias("values")).filter(F.size("values") > 1))
-    return _found(df, ["topic", "partition", "offset"])
+    offsets = _offset_values(t)
+    return _found(offsets.filter(F.size("values") > 1), ["topic", "partition", "offset"], offsets=_one_count(offsets))
+
+
+def _replaced_offsets(t: SparkTables) -> Any:
+    """(topic, partition, offset) seen holding two different values: a truncation replaced what was there."""
+    F = t.F
+    return t.kept(_offset_values(t).filter(F.size("values") > 1).select("topic", "partition", "offset"))
 
 
 def _poll_steps(t: SparkTables) -> Any:
@@ -142,6 +156,10 @@ def _poll_steps(t: SparkTables) -> Any:
 _STEP_ORDER = ["index", "partition", "to_offset"]
 
 
+def _step_count(t: SparkTables) -> Any:
+    return _one_count(_poll_steps(t))
+
+
 def poll_skip(t: SparkTables) -> Plan:
     from pyspark.sql import Window
     F = t.F
@@ -153,22 +171,28 @@ def poll_skip(t: SparkTables) -> Plan:
           .join(k_from, ["topic", "partition", "from_offset"]).join(k_to, ["topic", "partition", "to_offset"])
           .withColumn("missed", F.col("r_to") - F.col("r_from") - 1).filter(F.col("missed") > 0)
           .select("process", "topic", "partition", "from_offset", "to_offset", "index", "missed"))
-    return _found(df, _STEP_ORDER)
+    return _found(df, _STEP_ORDER, steps=_step_count(t))
 
 
 def nonmonotonic_poll(t: SparkTables) -> Plan:
+    """A step back over an offset a truncation replaced is KIP-320's re-read (local/checks.py says why)."""
     F = t.F
-    return _found(_poll_steps(t).filter(F.col("to_offset") <= F.col("from_offset")), _STEP_ORDER)
+    back = _poll_steps(t).filter(F.col("to_offset") <= F.col("from_offset"))
+    replaced = _replaced_offsets(t).select(F.col("topic").alias("r_topic"), F.col("partition").alias("r_partition"),
+                                           F.col("offset").alias("r_offset"))
+    over = ((F.col("r_topic") == F.col("topic")) & (F.col("r_partition") == F.col("partition"))
+            & (F.col("r_offset") >= F.col("to_offset")) & (F.col("r_offset") <= F.col("from_offset")))
+    return _found(back.join(replaced, over, "left_anti"), _STEP_ORDER, steps=_step_count(t))
 
 
 def nonmonotonic_send(t: SparkTables) -> Plan:
     from pyspark.sql import Window
     F = t.F
     w = Window.partitionBy("process", "topic", "partition").orderBy("index")
-    df = (t.acked.withColumn("from_offset", F.lag("offset").over(w))
-          .filter(F.col("from_offset").isNotNull() & (F.col("offset") <= F.col("from_offset")))
+    pairs = t.acked.withColumn("from_offset", F.lag("offset").over(w)).filter(F.col("from_offset").isNotNull())
+    df = (pairs.filter(F.col("offset") <= F.col("from_offset"))
           .select("process", "topic", "partition", "from_offset", F.col("offset").alias("to_offset"), "index"))
-    return _found(df, ["index"])
+    return _found(df, ["index"], send_pairs=_one_count(pairs))
 
 
 def key_order(t: SparkTables) -> Plan:
@@ -181,6 +205,7 @@ def key_order(t: SparkTables) -> Plan:
                           F.lag("value").over(w).alias("prev_value"), F.lag("partition").over(w).alias("prev_partition"),
                           F.lag("first").over(w).alias("prev_first"))
              .filter(F.col("prev_first").isNotNull()))
+    all_pairs = pairs
     a, b = F.col("prev_first"), F.col("first")
     out_of_order = F.struct(b.index, b.pos) < F.struct(a.index, a.pos)
     between_partitions = (a.topic == b.topic) & (a.partition != b.partition)
@@ -209,7 +234,8 @@ def key_order(t: SparkTables) -> Plan:
     unmoved = cross.join(moved, ["index"], "left_anti")
     df = rows(pairs.filter(out_of_order), F.lit(OUT_OF_ORDER)).unionByName(
         rows(unmoved, F.format_string(NOT_MOVED, a.partition, b.partition)))
-    return _found(df, ["index"], cross_partition_pairs=_one_count(cross))
+    return _found(df, ["index"], key_pairs=_one_count(all_pairs), moved_pairs=_one_count(pairs.filter(between_partitions)),
+                  cross_partition_pairs=_one_count(cross))
 
 
 def _key_callbacks(t: SparkTables, f: str, name: str) -> Any:
@@ -221,35 +247,59 @@ def _key_callbacks(t: SparkTables, f: str, name: str) -> Any:
 
 
 def truncation_undetected(t: SparkTables) -> Plan:
+    """Replaced reads (deliveries whose offset later held other content) that nobody read again at
+    or below their offset, and no truncation at or below it was reported, afterwards (local/checks.py)."""
+    from pyspark.sql import Window
     F = t.F
     d = t.deliveries.alias("d")
     o = t.observations.alias("o")
-    later = (d.join(o, (F.col("d.topic") == F.col("o.topic")) & (F.col("d.partition") == F.col("o.partition"))
-                    & (F.col("d.offset") == F.col("o.offset")) & (F.col("o.index") > F.col("d.index"))
-                    & F.col("o.value").isNotNull() & ~F.col("o.value").eqNullSafe(F.col("d.value")))
-             .groupBy("d.process", "d.topic", "d.partition", "d.offset", "d.value", "d.index", "d.pos")
-             .agg(F.array_sort(F.collect_set("o.value")).alias("later")))
-    tr = t.truncations.select(F.col("process").alias("t_process"), F.col("topic").alias("t_topic"),
-                              F.col("partition").alias("t_partition"), F.col("offset").alias("t_offset"),
-                              F.col("index").alias("t_index"))
-    df = (later.join(tr, (F.col("process") == F.col("t_process")) & (F.col("topic") == F.col("t_topic"))
-                     & (F.col("partition") == F.col("t_partition")) & (F.col("t_index") > F.col("index"))
-                     & (F.col("t_offset") <= F.col("offset")), "left_anti")
+    replaced = (d.join(o, (F.col("d.topic") == F.col("o.topic")) & (F.col("d.partition") == F.col("o.partition"))
+                       & (F.col("d.offset") == F.col("o.offset")) & (F.col("o.index") > F.col("d.index"))
+                       & F.col("o.value").isNotNull() & ~F.col("o.value").eqNullSafe(F.col("d.value")))
+                .groupBy("d.process", "d.topic", "d.partition", "d.offset", "d.value", "d.index", "d.pos")
+                .agg(F.array_sort(F.collect_set("o.value")).alias("later")))
+    replaced = t.kept(replaced)
+    # the lowest offset of the partition read or reported truncated after each index: a range frame
+    # over the index, so a later record of the same poll does not count
+    points = (t.deliveries.select("topic", "partition", "index", "offset")
+              .unionByName(t.truncations.select("topic", "partition", "index", "offset")))
+    after = Window.partitionBy("topic", "partition").orderBy("index").rangeBetween(1, Window.unboundedFollowing)
+    later_low = (points.withColumn("low", F.min("offset").over(after))
+                 .groupBy("topic", "partition", "index").agg(F.min("low").alias("low")))
+    # a replaced read is a delivery, so a point of its own: its row has the `low` of everything later
+    judged = replaced.join(later_low, ["topic", "partition", "index"], "left")
+    df = (judged.filter(F.col("low").isNull() | (F.col("low") > F.col("offset")))
           .select("process", "topic", "partition", "offset", "value", "index", "later"))
-    return _found(df, ["index", "partition", "offset"])
+    return _found(df, ["index", "partition", "offset"], replaced_reads=_one_count(replaced))
+
+
+def _mode_at(t: SparkTables, sends: Any, cols: list[str]) -> Any:
+    """`sends` (keyed by `cols`, placed by topic and partition) with the latest mode of that
+    partition before each was invoked, as struct `m` (mode_index, mode); sends under no mode left out."""
+    F = t.F
+    m = t.modes.select("topic", "partition", F.col("index").alias("mode_index"), "mode")
+    return (sends.join(m, ["topic", "partition"]).filter(F.col("mode_index") < F.col("index"))
+            .groupBy(*cols).agg(F.max(F.struct("mode_index", "mode")).alias("m")))
 
 
 def write_to_readonly(t: SparkTables) -> Plan:
+    from pyspark.sql import Window
     F = t.F
-    m = t.modes.select("topic", "partition", F.col("index").alias("mode_index"), "mode")
-    df = (t.acked.join(m, ["topic", "partition"]).filter(F.col("mode_index") < F.col("index"))
-          .groupBy(*_SEND_COLS).agg(F.max(F.struct("mode_index", "mode")).alias("m"))
-          .filter(F.col("m.mode").isin(*READONLY_MODES))
+    df = (_mode_at(t, t.acked, _SEND_COLS).filter(F.col("m.mode").isin(*READONLY_MODES))
           .select(*_SEND_COLS, F.col("m.mode").alias("mode"), F.col("m.mode_index").alias("mode_index")))
-    return _found(df, ["index"])
+    # each send placed on the partition its key was last acknowledged on, before it (local/checks.py)
+    earlier = Window.partitionBy("topic", "key").orderBy("index").rowsBetween(Window.unboundedPreceding, -1)
+    homed = (t.sends.filter(F.col("key").isNotNull())
+             .select("topic", "key", "index",
+                     F.last(F.when(F.col("status") == "ok", F.col("partition")), ignorenulls=True)
+                     .over(earlier).alias("partition"))
+             .filter(F.col("partition").isNotNull()))
+    displaced = _mode_at(t, homed, ["topic", "key", "index"]).filter(F.col("m.mode").isin(*READONLY_MODES))
+    return _found(df, ["index"], displaced_sends=_one_count(displaced))
 
 
 def coordinator_split(t: SparkTables) -> Plan:
     F = t.F
     groups = t.coordinators.groupBy("group").agg(F.array_sort(F.collect_set("partition")).alias("partitions"))
-    return _found(groups.filter(F.size("partitions") > 1), ["group"], groups=_one_count(groups))
+    return _found(groups.filter(F.size("partitions") > 1), ["group"], groups=_one_count(groups),
+                  answers=_one_count(t.coordinators))

@@ -114,11 +114,13 @@ def test_lost_write_needs_a_later_offset_read_unseen_does_not():
     assert result(ops, "unseen").valid is True
     only = send(0, 0, "a", 1, 0, 0) + poll(2, 10)
     assert result(only, "unseen").counts["anomalies"] == 1
-    assert result(only, "lost-write").valid is True
+    nothing_read = result(only, "lost-write")  # nothing was read: whether anything is lost is not known
+    assert nothing_read.valid == "unknown" and not nothing_read.judged and "was ever read" in nothing_read.error
 
 
 def test_an_indeterminate_send_never_read_is_no_anomaly():
-    ops = send(0, 0, "a", 1, None, None, kind="info") + send(2, 0, "a", 2, 0, 0) + poll(4, 10, (0, 0, "a", 0, 2))
+    ops = (send(0, 0, "a", 1, None, None, kind="info") + send(2, 0, "a", 2, 0, 0) + send(4, 0, "a", 3, 0, 1)
+           + poll(6, 10, (0, 0, "a", 0, 2), (0, 1, "a", 0, 3)))
     for name in ("lost-write", "unseen", "key-order"):
         assert result(ops, name).valid is True
 
@@ -129,9 +131,15 @@ def test_write_to_readonly_counts_writes_invoked_after_the_mode_change():
     ops = send(0, 0, "a", 1, 0, 0) + [mode] + send(3, 0, "a", 2, 0, 1) + send(5, 0, "b", 3, 1, 0)
     r = result(ops, "write-to-readonly")
     assert r.counts["anomalies"] == 1 and r.witnesses[0]["offset"] == 1 and r.witnesses[0]["mode"] == "ReadOnly"
+    assert r.counts["displaced_sends"] == 1  # "a" was last written to the partition then ReadOnly
     back = {**mode, "index": 7, "value": {"mode": "ReadWrite"}}
-    assert result(ops[:3] + [back] + [{**op, "index": op["index"] + 10} for op in ops[3:]],
-                  "write-to-readonly").valid is True
+    rerouted = send(4, 0, "a", 4, 1, 1)  # while ReadOnly, "a" goes to partition 1: the evidence, no anomaly
+    clean = result(ops[:3] + rerouted + [back] + [{**op, "index": op["index"] + 10} for op in ops[3:]],
+                   "write-to-readonly")
+    assert clean.valid is True and clean.counts["displaced_sends"] == 1
+    never_displaced = result(ops[:3] + [back] + [{**op, "index": op["index"] + 10} for op in ops[3:]],
+                             "write-to-readonly")
+    assert never_displaced.valid == "unknown" and not never_displaced.judged
 
 
 def test_coordinator_split():
@@ -141,3 +149,63 @@ def test_coordinator_split():
     assert result([coord(0, 1, 5), coord(1, 2, 5)], "coordinator-split").valid is True
     r = result([coord(0, 1, 5), coord(1, 2, 9)], "coordinator-split")
     assert r.valid is False and r.witnesses[0]["partitions"] == [5, 9]
+
+
+# --- truncation, judged by what the consumers did -------------------------------------------------
+# Producer 0 writes a0..a2 at offsets 0..2 (a1 and a2 indeterminate: the old leader alone had them);
+# consumer 10 reads all three; an unclean election truncates offsets 1 and 2, and producer 1's b1..b3
+# are acknowledged at offsets 1..3. What consumer 10 (a stock client: it reports nothing) reads next
+# decides.
+def truncated_then(*after):
+    before = (send(0, 0, "a", 0, 0, 0) + send(2, 0, "a", 1, None, None, kind="info")
+              + send(4, 0, "a", 2, None, None, kind="info")
+              + poll(6, 10, (0, 0, "a", 0, 0), (0, 1, "a", 0, 1), (0, 2, "a", 0, 2)))
+    replacements = send(8, 1, "b", 1, 0, 1) + send(10, 1, "b", 2, 0, 2) + send(12, 1, "b", 3, 0, 3)
+    return before + replacements + [op for i, ops in enumerate(after) for op in
+                                    [{**o, "index": 14 + 2 * i + n} for n, o in enumerate(ops)]]
+
+
+def test_a_consumer_that_reads_again_from_the_divergence_offset_detected_the_truncation():
+    ops = truncated_then(poll(0, 10, (0, 1, "b", 1, 1), (0, 2, "b", 1, 2), (0, 3, "b", 1, 3)))
+    r = result(ops, "truncation-undetected")
+    assert r.valid is True and r.counts["replaced_reads"] == 2  # it judged the two replaced reads
+    assert result(ops, "nonmonotonic-poll").valid is True  # the step back went over the replaced offsets
+
+
+def test_a_consumer_that_goes_on_past_the_divergence_offset_did_not():
+    ops = truncated_then(poll(0, 10, (0, 3, "b", 1, 3)))
+    r = result(ops, "truncation-undetected")
+    assert r.valid is False and r.counts == {"anomalies": 2, "replaced_reads": 2}
+    assert [(w["offset"], w["later"]) for w in r.witnesses] == [(1, ['[1,"b",1]']), (2, ['[1,"b",2]'])]
+    assert "that offset later held [1,\"b\",1] and the process never reported truncation" in r.witnesses[0]["explanation"]
+    assert result(ops, "lost-write").counts["anomalies"] == 2  # and it never read what replaced them
+
+
+def test_reading_again_from_past_the_divergence_offset_misses_what_lies_below():
+    ops = truncated_then(poll(0, 10, (0, 2, "b", 1, 2), (0, 3, "b", 1, 3)))
+    r = result(ops, "truncation-undetected")
+    assert r.counts["anomalies"] == 1 and r.witnesses[0]["offset"] == 1
+
+
+def test_the_group_reading_again_or_a_reported_truncation_counts():
+    other = truncated_then(poll(0, 11, (0, 1, "b", 1, 1), (0, 2, "b", 1, 2)))  # the next owner reads from 1
+    assert result(other, "truncation-undetected").valid is True
+    report = {"process": 10, "type": "ok", "f": "truncation-detected", "topic": T, "partition": 0, "offset": 1}
+    reported = truncated_then([report], poll(0, 10, (0, 3, "b", 1, 3)))
+    assert result(reported, "truncation-undetected").valid is True
+
+
+def test_a_history_without_a_truncation_read_into_judges_nothing():
+    ops = send(0, 0, "a", 0, 0, 0) + poll(2, 10, (0, 0, "a", 0, 0))
+    r = result(ops, "truncation-undetected")
+    assert r.valid == "unknown" and not r.judged and "no consumer read a record that a truncation" in r.error
+    # by default it is reported as not exercised and does not decide the verdict
+    verdict = run_checks(ops, engine="local")
+    assert "truncation-undetected" in verdict.not_exercised and verdict.valid is True
+
+
+def test_a_step_back_over_offsets_nobody_replaced_is_still_nonmonotonic():
+    ops = truncated_then(poll(0, 10, (0, 1, "b", 1, 1), (0, 2, "b", 1, 2), (0, 3, "b", 1, 3)),
+                         poll(0, 10, (0, 3, "b", 1, 3)))  # then offset 3 again: nothing replaced there
+    r = result(ops, "nonmonotonic-poll")
+    assert r.counts["anomalies"] == 1 and (r.witnesses[0]["from_offset"], r.witnesses[0]["to_offset"]) == (3, 3)
