@@ -14,8 +14,8 @@ load.
 
 Reading and naming are two steps because they differ in what they know: the readers turn Jepsen's
 syntax into ops and know no model; `from_jepsen_ops` then renames ops for the model a check will
-use (register ops as they are; key-value ops `:read/:write/:append` on independent `[k v]` tuples
-become `get/put/append` with a `key`), which only the caller choosing the model knows.
+use (register ops as they are; kv and list-append ops `:read/:write/:append` on independent `[k v]`
+tuples become `get/put/append` with a `key`), which only the caller choosing the model knows.
 """
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def _error_text(text: str) -> str:
     return err if isinstance(err, str) else edn_text(err)
 
 
-KV_MODELS = ("kv", "key-value")
+KV_MODELS = ("kv", "key-value", "list-append", "list")  # the models (and aliases) of get/put/append on keys
 KV_NAMES = {"read": "get", "write": "put", "append": "append"}
 
 
@@ -118,8 +118,8 @@ def _plain(value: Any) -> Any:
 def from_jepsen_ops(ops: Iterable[dict], model: str = "cas-register", independent: bool | None = None) -> list[dict]:
     """Jepsen-shaped ops (EDN history or log text, as loaded) as ops our `model` reads.
 
-    `independent`: values are Jepsen independent tuples `[key value]`; by default true for the kv
-    model when an op has no `key` of its own, false for the register."""
+    `independent`: values are Jepsen independent tuples `[key value]`; by default true for the kv and
+    list-append models when an op has no `key` of its own, false for the register."""
     kv = model in KV_MODELS
     out = []
     for position, op in enumerate(ops):
