@@ -119,15 +119,15 @@ def linear(clients_list: list[int], ops: int, seed: int, spark: bool) -> None:
     except ImportError as e:
         print(f"\nlinearizability: chaoskit.checkers.linear is not importable ({e}); skipped")
         return
-    print(f"\nlinearizability (kv model, {ops:,} ops per history, Wing-Gong/Lowe, split per key):")
+    print(f"\nlinearizability (list-append model, {ops:,} ops per history, Wing-Gong/Lowe, split per key):")
     for clients in clients_list:
-        s = lsynth.generate("kv", seed=seed, clients=clients, ops=ops, keys=max(4, clients // 2))
+        s = lsynth.generate("list-append", seed=seed, clients=clients, ops=ops, keys=max(4, clients // 2))
         n = sum(1 for op in s.ops if op.get("type") == "invoke")
-        t, r = timed(lambda: check(s.ops, "kv", budget_s=120))
+        t, r = timed(lambda: check(s.ops, "list-append", budget_s=120))
         print(f"  {clients:3d} clients, local : {t:7.2f} s  {n / t:10,.0f} ops/s  valid={r.valid}", flush=True)
         if spark:
             from chaoskit.checkers.spark.session import spark as session
-            t, r = timed(lambda: check(s.ops, "kv", spark=session(), budget_s=120))
+            t, r = timed(lambda: check(s.ops, "list-append", spark=session(), budget_s=120))
             print(f"  {clients:3d} clients, spark : {t:7.2f} s  {n / t:10,.0f} ops/s  valid={r.valid}", flush=True)
 
 

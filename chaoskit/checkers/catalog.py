@@ -101,4 +101,4 @@ LINEARIZABLE = Check("linearizable", "the history has a legal sequential order c
                      "(Wing-Gong search with Lowe's memoization)", "Linearizability", frozenset())
 
 CHECKS: dict[str, Check] = {c.name: c for c in (*KAFKA_CHECKS, LINEARIZABLE)}
-MODELS = ("kafka", "cas-register", "kv")
+MODELS = ("kafka", "cas-register", "kv", "list-append")

@@ -1,7 +1,7 @@
 """`chaoskit check PATH`: a history's checks, as a table or JSON; the exit code is the verdict.
 
 Exit 0 valid, 1 invalid (an anomaly was found), 2 unknown or unreadable. Lines of the history that
-could not be read are listed; the rest is checked. `--model cas-register|kv` checks
+could not be read are listed; the rest is checked. `--model cas-register|kv|list-append` checks
 linearizability (chaoskit.checkers.linear); the default model, kafka, runs the Kafka checks.
 """
 from __future__ import annotations
@@ -25,7 +25,8 @@ def register(sub: Any) -> None:
     p.add_argument("path", type=Path, help="the history file")
     p.add_argument("--format", choices=FORMATS, help="the history's format (default: from the file's suffix)")
     p.add_argument("--model", choices=MODELS, default="kafka",
-                   help="kafka: the Kafka checks; cas-register or kv: linearizability under that model")
+                   help="kafka: the Kafka checks; cas-register, kv (string values) or list-append (list values): "
+                        "linearizability under that model")
     p.add_argument("--checks", help=f"comma-separated checks to run (default: every applicable one); "
                                     f"known: {', '.join(CHECKS)}")
     p.add_argument("--json", action="store_true", help="print the full verdict as JSON")

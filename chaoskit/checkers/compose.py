@@ -31,9 +31,9 @@ def applicable(history: History) -> list[Check]:
 
 
 def default_checks(history: History, model: str | None) -> list[str]:
-    """What runs when no check is named: linearizability under a register or kv model, else every
-    applicable Kafka check."""
-    if model in ("cas-register", "kv"):
+    """What runs when no check is named: linearizability under a register, kv or list-append model,
+    else every applicable Kafka check."""
+    if model in ("cas-register", "kv", "list-append"):
         return ["linearizable"]
     return [c.name for c in applicable(history)]
 

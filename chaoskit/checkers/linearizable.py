@@ -2,7 +2,8 @@
 
 The search is imported when the check runs, so a missing or broken checker makes the verdict
 "unknown" with why, never a crash and never a pass. `model` kafka (the default) reads a Kafka
-history's sends and polls as a log per partition; cas-register and kv read Jepsen-style ops.
+history's sends and polls as a log per partition; cas-register, kv and list-append read Jepsen-style
+ops.
 """
 from __future__ import annotations
 

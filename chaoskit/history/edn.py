@@ -23,15 +23,23 @@ class EdnError(ValueError):
 
 def loads(text: str) -> Any:
     """The single EDN form in `text` (EdnError if there is none, more than one, or it is malformed)."""
+    value, end = loads_prefix(text)
     reader = _Reader(text)
-    reader.skip()
-    if reader.at_end():
-        raise EdnError("no EDN form (empty text)")
-    value = reader.form()
+    reader.pos = end
     reader.skip()
     if not reader.at_end():
         raise EdnError(f"unexpected text after the form at column {reader.pos + 1}: {text[reader.pos:][:20]!r}")
     return value
+
+
+def loads_prefix(text: str) -> tuple[Any, int]:
+    """The first EDN form in `text` and the position just after it, for text that goes on after
+    the form (a log line's value, then its error)."""
+    reader = _Reader(text)
+    reader.skip()
+    if reader.at_end():
+        raise EdnError("no EDN form (empty text)")
+    return reader.form(), reader.pos
 
 
 def _hashable(v: Any) -> Any:

@@ -4,14 +4,18 @@ Jepsen's op naming mapped onto the linearizability models.
 A Jepsen op `{:process 0, :type :invoke, :f :write, :value 3, :time 12, :index 5}` becomes
 `{"process": 0, "type": "invoke", "f": "write", "value": 3, "time_ns": 12, "index": 5}`; other keys
 are kept as they are. A log line `INFO  jepsen.util - 3\t:ok\t:cas\t[1 4]` (or the newer
-`... jepsen.util: 3\t:ok\t...`) gives the op from its tab-separated process, type, f and value
-(and error, when a fifth field is there). Lines that are not ops (other loggers) are skipped; an op
-line that does not parse is reported by number, the rest still load.
+`... jepsen.util: 3\t:ok\t...`) gives the op from its process, type, f and value, and an error
+when text follows the value. Fields are separated by tabs or by runs of spaces, and a value may hold
+spaces itself (`[1 4]`, `"a b"`), so process, type and f are the first three whitespace-separated
+tokens, the value is the one EDN form after them and the error is the rest of the line (its EDN
+value when it is one form: Jepsen prints it with `str`, not `pr-str`). Lines that are not ops
+(other loggers) are skipped; an op line that does not parse is reported by number, the rest still
+load.
 
 Reading and naming are two steps because they differ in what they know: the readers turn Jepsen's
 syntax into ops and know no model; `from_jepsen_ops` then renames ops for the model a check will
-use (register ops as they are; key-value ops `:read/:write/:append` on independent `[k v]` tuples
-become `get/put/append` with a `key`), which only the caller choosing the model knows.
+use (register ops as they are; kv and list-append ops `:read/:write/:append` on independent `[k v]`
+tuples become `get/put/append` with a `key`), which only the caller choosing the model knows.
 """
 from __future__ import annotations
 
@@ -67,23 +71,42 @@ def read_log_lines(lines: Iterable[str]) -> tuple[list[Op], Problems]:
         m = _LOG_OP.search(line.rstrip("\r\n"))
         if not m:
             continue  # another logger's line: not an op
-        fields = m.group(1).split("\t")
         try:
-            if len(fields) < 3:
-                raise SchemaError(f"an op line has process, type, f and value separated by tabs; got {fields!r}")
-            process = edn.loads(fields[0])
-            op: Op = {"process": process, "type": edn.loads(fields[1]), "f": edn.loads(fields[2]),
-                      "value": edn.loads(fields[3]) if len(fields) > 3 and fields[3].strip() else None}
-            if len(fields) > 4 and fields[4].strip():
-                err = edn.loads(fields[4])
-                op["error"] = err if isinstance(err, str) else edn_text(err)
-            ops.append(check_op(op))
+            ops.append(log_op(m.group(1)))
         except (edn.EdnError, SchemaError) as e:
             problems.append(f"line {n}: {e}")
     return ops, problems
 
 
-KV_MODELS = ("kv", "key-value")
+def log_op(text: str) -> Op:
+    """The op in a log line's text after `jepsen.util -`: process, type, f, value and error."""
+    fields = text.split(None, 3)
+    if len(fields) < 3:
+        raise SchemaError(f"an op line has process, type, f and value separated by tabs or spaces; "
+                          f"got {text.strip()!r}")
+    op: Op = {"process": edn.loads(fields[0]), "type": edn.loads(fields[1]), "f": edn.loads(fields[2]), "value": None}
+    rest = fields[3] if len(fields) > 3 else ""
+    if rest.strip():
+        op["value"], end = edn.loads_prefix(rest)
+        error = rest[end:]
+        if error and not error[0].isspace():
+            raise SchemaError(f"the value {rest[:end]!r} runs into {error[:20]!r}: separate the error with a tab "
+                              f"or space")
+        if error.strip():
+            op["error"] = _error_text(error.strip())
+    return check_op(op)
+
+
+def _error_text(text: str) -> str:
+    """A log line's error: its EDN value as text when it is one form, else the text as written."""
+    try:
+        err = edn.loads(text)
+    except edn.EdnError:
+        return text
+    return err if isinstance(err, str) else edn_text(err)
+
+
+KV_MODELS = ("kv", "key-value", "list-append", "list")  # the models (and aliases) of get/put/append on keys
 KV_NAMES = {"read": "get", "write": "put", "append": "append"}
 
 
@@ -95,8 +118,8 @@ def _plain(value: Any) -> Any:
 def from_jepsen_ops(ops: Iterable[dict], model: str = "cas-register", independent: bool | None = None) -> list[dict]:
     """Jepsen-shaped ops (EDN history or log text, as loaded) as ops our `model` reads.
 
-    `independent`: values are Jepsen independent tuples `[key value]`; by default true for the kv
-    model when an op has no `key` of its own, false for the register."""
+    `independent`: values are Jepsen independent tuples `[key value]`; by default true for the kv and
+    list-append models when an op has no `key` of its own, false for the register."""
     kv = model in KV_MODELS
     out = []
     for position, op in enumerate(ops):

@@ -64,3 +64,52 @@ def test_jepsen_histories_get_the_native_verdict_under_the_register_model(tmp_pa
         codes = [chaoskit("check", str(p), "--model", "cas-register", "--engine", "local", "--json").returncode
                  for p in register_files(tmp_path, last_read)]
         assert codes == [code] * 3, (last_read, codes)
+
+
+# concurrent appends of "x" and "y" to one key, then a get: under kv the get sees a string, under
+# list-append a list; `seen` picks what it saw
+APPENDS = [(0, "invoke", "append", "x"), (1, "invoke", "append", "y"), (0, "ok", "append", "x"),
+           (1, "ok", "append", "y"), (2, "invoke", "get", None)]
+
+
+def kv_files(tmp_path: Path, seen, name: str) -> list[Path]:
+    """The history as JSONL, as a Porcupine-shaped EDN file (`:key`) and as Jepsen log text with
+    independent [k v] tuples, fields separated by runs of spaces."""
+    rows = APPENDS + [(2, "ok", "get", seen)]
+
+    def edn(v):
+        if isinstance(v, list):
+            return "[" + " ".join(edn(x) for x in v) + "]"
+        return "nil" if v is None else f'"{v}"'
+    jsonl = History([{"process": p, "type": t, "f": f, "value": v, "key": "k"} for p, t, f, v in rows]).to_jsonl(
+        tmp_path / f"{name}.jsonl")
+    e = tmp_path / f"{name}.edn"
+    e.write_text("".join(f'{{:process {p}, :type :{t}, :f :{f}, :key "k", :value {edn(v)}}}\n'
+                         for p, t, f, v in rows))
+    log = tmp_path / f"{name}.log"
+    jepsen_f = {"get": "read", "put": "write", "append": "append"}
+    log.write_text("".join(f'INFO  jepsen.util - {p}   :{t}   :{jepsen_f[f]}   ["k" {edn(v)}]\n'
+                           for p, t, f, v in rows))
+    return [jsonl, e, log]
+
+
+def codes(model: str, paths: list[Path]) -> list[int]:
+    return [chaoskit("check", str(p), "--model", model, "--engine", "local", "--json").returncode for p in paths]
+
+
+def test_kv_and_list_append_through_the_cli(tmp_path: Path):
+    assert codes("kv", kv_files(tmp_path, "yx", "kv-ok")) == [0, 0, 0]
+    assert codes("kv", kv_files(tmp_path, "y", "kv-lost")) == [1, 1, 1]  # x was acknowledged before the get
+    assert codes("list-append", kv_files(tmp_path, ["y", "x"], "list-ok")) == [0, 0, 0]
+    assert codes("list-append", kv_files(tmp_path, ["y"], "list-lost")) == [1, 1, 1]
+    out = chaoskit("check", str(tmp_path / "kv-ok.log"), "--model", "kv", "--engine", "local", "--json")
+    result = json.loads(out.stdout)["results"]["linearizable"]
+    assert result["details"]["model"] == "kv" and result["counts"]["ops"] == 3
+
+
+def test_a_string_history_is_not_a_list_history(tmp_path: Path):
+    # the issue: read as lists, concatenated strings could never be seen; read as kv they are
+    files = kv_files(tmp_path, "xy", "strings")
+    out = chaoskit("check", str(files[0]), "--model", "list-append", "--engine", "local")
+    assert out.returncode == 1 and "valid: False" in out.stdout
+    assert codes("kv", files[:1]) == [0]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit.history.edn import EdnError, loads
+from chaoskit.history.edn import EdnError, loads, loads_prefix
 
 
 @pytest.mark.parametrize("text,value", [
@@ -34,3 +34,12 @@ def test_reads(text, value):
 def test_broken_text_says_what_is_wrong(text, words):
     with pytest.raises(EdnError, match=words):
         loads(text)
+
+
+def test_the_first_form_and_where_it_ends():
+    text = '  [1 "a b"]\t:timeout more'
+    value, end = loads_prefix(text)
+    assert value == [1, "a b"] and text[end:] == "\t:timeout more"
+    for broken, words in (("   ", "empty"), ("[1 2", "ends inside")):
+        with pytest.raises(EdnError, match=words):
+            loads_prefix(broken)

@@ -93,3 +93,55 @@ def test_a_broken_line_is_reported_by_number_and_the_rest_loads(tmp_path: Path):
     log.write_text("INFO  jepsen.util - 0\t:ok\n" + log_line(NATIVE[0]) + "\n")
     loaded = History.from_path(log)
     assert len(loaded.ops) == 1 and loaded.problems[0].startswith("line 1:")
+
+
+def spaced_line(op: dict, gap: str = "  ") -> str:
+    fields = [edn(op["process"]), edn(op["type"]), edn(op["f"]), edn(op["value"])]
+    if "error" in op:
+        fields.append(f'"{op["error"]}"')
+    return "INFO  jepsen.util - " + gap.join(fields)
+
+
+def test_runs_of_spaces_tabs_and_a_mix_give_the_same_ops(tmp_path: Path):
+    layouts = {
+        "tabs": [log_line(op) for op in NATIVE],
+        "spaces": [spaced_line(op) for op in NATIVE],
+        "mixed": [spaced_line(op, gap) for op, gap in zip(NATIVE, ["\t ", "   ", " \t", "\t\t", " ", "  "] * 2)],
+    }
+    loaded = {}
+    for name, lines in layouts.items():
+        path = tmp_path / f"{name}.log"
+        path.write_text("\n".join(lines) + "\n")
+        history = History.from_path(path)
+        assert history.problems == [], name
+        loaded[name] = core(history.ops)
+    assert loaded["tabs"] == loaded["spaces"] == loaded["mixed"] == core(native(tmp_path).ops)
+
+
+def test_a_value_with_spaces_inside_is_one_value(tmp_path: Path):
+    path = tmp_path / "spaced.log"
+    path.write_text('INFO  jepsen.util - 3  :ok  :cas  [1 4]\n'
+                    'INFO  jepsen.util - 4   :ok   :write   {:a 1, :b [2 3]}   :timed-out\n'
+                    'INFO  jepsen.util - 5 :ok :put "hello  world"\n'
+                    'INFO  jepsen.util - 6\t:info\t:cas\t[1 4]\tindeterminate: read timed out\n'
+                    'INFO  jepsen.util - 7 :invoke :read\n')
+    history = History.from_path(path)
+    assert history.problems == []
+    got = [(op["process"], op["type"], op["f"], op["value"], op.get("error")) for op in history.ops]
+    assert got == [(3, "ok", "cas", [1, 4], None), (4, "ok", "write", {"a": 1, "b": [2, 3]}, "timed-out"),
+                   (5, "ok", "put", "hello  world", None),
+                   (6, "info", "cas", [1, 4], "indeterminate: read timed out"),  # Jepsen `str`s its errors
+                   (7, "invoke", "read", None, None)]
+
+
+def test_broken_spaced_lines_are_problems_naming_their_line(tmp_path: Path):
+    path = tmp_path / "broken.log"
+    path.write_text("INFO  jepsen.core - Running test\n"
+                    "INFO  jepsen.util - 3  :ok  :cas  [1 4]\n"
+                    "INFO  jepsen.util - 3  :ok\n"  # no f
+                    "INFO  jepsen.util - 3  :ok  :cas  [1 4\n"  # a value that never closes
+                    "INFO  jepsen.util - 3  :ok  :cas  [1 4]:oops\n")  # an error glued to the value
+    history = History.from_path(path)
+    assert len(history.ops) == 1 and history.ops[0]["value"] == [1, 4]
+    assert [p.split(":")[0] for p in history.problems] == ["line 3", "line 4", "line 5"]
+    assert "tabs or spaces" in history.problems[0] and "truncated" in history.problems[1]

@@ -19,7 +19,7 @@ READS = {"read", "get", "poll"}
 
 
 def check(ops: Iterable[dict], model: str, spark: Any = None, budget_s: float = 30.0) -> CheckResult:
-    """Is the history linearizable under `model` ("cas-register", "kv" or "kafka")?
+    """Is the history linearizable under `model` ("cas-register", "kv", "list-append" or "kafka")?
 
     `spark`, a SparkSession, searches the sub-histories in parallel; `budget_s` bounds each
     sub-history's search (past it that sub-history is "unknown")."""

@@ -1,5 +1,5 @@
-"""The sequential specifications the search checks against: cas-register, key-value and the
-Kafka partition log.
+"""The sequential specifications the search checks against: cas-register, kv (string values, as
+Porcupine's key-value model), list-append (list values) and the Kafka partition log.
 
 A model turns one completed (or indeterminate) history op into sub-ops `(key, f, arg)`: `key`
 names the independent object it touches (a register key, a kv key, a topic partition), which
@@ -55,6 +55,9 @@ class Model:
     # mark(f, arg): the value it leaves (None: never drop it); seen(f, arg): values an op observes.
     mark: Callable[[str, Any], Any] | None = None
     seen: Callable[[str, Any], Iterable[Any]] = lambda f, arg: ()
+    # every value observed -> whether a mark shows among them: equal to one by default; kv text stays
+    # visible inside later, longer strings
+    visible: Callable[[Iterable[Any]], Callable[[Any], bool]] = lambda seen: set(seen).__contains__
     ignores_other_ops: bool = False  # Kafka histories hold callbacks, admin ops... which the log model skips
 
 
@@ -127,15 +130,66 @@ def _register_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
     return [(key, f, freeze(value))]
 
 
-# --- key-value: get, put, append -----------------------------------------------------------------
-def _kv_append(state: Any, value: Any) -> Any:
+def _keyed_ops(invoke: dict, completion: dict | None, value: Callable[[dict, str, Any], Any]) -> list[SubOp]:
+    """get/put/append on a `key`; `value(op, f, v)` turns what was written or read into the step's arg."""
+    f = invoke["f"]
+    key = _key(invoke, completion, required=True)
+    if f == "get":
+        # a get that never returned constrains nothing
+        return [] if completion is None else [(key, f, value(invoke, f, _observed(invoke, completion)))]
+    return [(key, f, value(invoke, f, _written(invoke, completion)))]
+
+
+# --- kv: get, put, append on strings (Porcupine's key-value model) -------------------------------
+def _kv_append(state: str, text: str) -> str:
+    return state + text
+
+
+def _kv_get_doomed(state: str, seen: str) -> bool:
+    # appends only lengthen the string: a get can still fit while what it saw extends the state
+    return not seen.startswith(state)
+
+
+def _kv_put_enables(seen: str, f: str, text: str) -> bool:
+    return seen.startswith(text)
+
+
+def _kv_mark(f: str, text: str) -> str:
+    return text
+
+
+def _kv_seen(f: str, text: str) -> Iterable[str]:
+    return (text,) if f == "get" else ()
+
+
+def _kv_visible(seen: Iterable[str]) -> Callable[[str], bool]:
+    # a put's or append's text stays inside every later string until a put overwrites it; NUL keeps
+    # observations apart (a mark holding NUL may match across two: kept, which is merely slower)
+    return "\0".join(seen).__contains__
+
+
+def _kv_text(op: dict, f: str, value: Any) -> str:
+    if value is None and f == "get":
+        return ""  # a missing key: the same state as the empty string (docs/linearizability.md)
+    if not isinstance(value, str):
+        raise HistoryError(f"{_where(op)}: kv values are strings (Porcupine's key-value model), got {value!r}; "
+                           f"the list-append model reads lists and other values")
+    return str(value)  # numpy's str_ as a plain str
+
+
+def _kv_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
+    return _keyed_ops(invoke, completion, _kv_text)
+
+
+# --- list-append: get, put, append on lists ------------------------------------------------------
+def _list_append(state: Any, value: Any) -> Any:
     # a key's value is the list of what was appended; a put scalar counts as the list's first item
     if state is None:
         return (value,)
     return state + (value,) if isinstance(state, tuple) else (state, value)
 
 
-def _kv_get_doomed(state: Any, seen: Any) -> bool:
+def _list_get_doomed(state: Any, seen: Any) -> bool:
     # appends only lengthen the list: a get can still fit if what it saw extends the list so far
     if seen == state:
         return False
@@ -145,29 +199,25 @@ def _kv_get_doomed(state: Any, seen: Any) -> bool:
     return len(seen) <= len(have) or seen[:len(have)] != have
 
 
-def _kv_put_enables(seen: Any, f: str, value: Any) -> bool:
+def _list_put_enables(seen: Any, f: str, value: Any) -> bool:
     if value == seen:
         return True
     written = () if value is None else (value if isinstance(value, tuple) else (value,))
     return isinstance(seen, tuple) and len(seen) > len(written) and seen[:len(written)] == written
 
 
-def _kv_mark(f: str, arg: Any) -> Any:
+def _list_mark(f: str, arg: Any) -> Any:
     return None if f == "put" and isinstance(arg, tuple) else arg  # a put list could be a get's prefix: keep it
 
 
-def _kv_seen(f: str, arg: Any) -> Iterable[Any]:
+def _list_seen(f: str, arg: Any) -> Iterable[Any]:
     if f != "get":
         return ()
     return (arg, *arg) if isinstance(arg, tuple) else (arg,)
 
 
-def _kv_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
-    f = invoke["f"]
-    key = _key(invoke, completion, required=True)
-    if f == "get":
-        return [] if completion is None else [(key, f, freeze(_observed(invoke, completion)))]
-    return [(key, f, freeze(_written(invoke, completion)))]
+def _list_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
+    return _keyed_ops(invoke, completion, lambda op, f, value: freeze(value))
 
 
 # --- the Kafka partition log: append/send -> offset, read (to the end), poll (some records) ------
@@ -257,20 +307,24 @@ def _log_ops(invoke: dict, completion: dict | None) -> list[SubOp]:
     return [(key, "read", (start, tuple(recs))) for key, recs in by_partition.items()]
 
 
+KEYED_FS = frozenset({"get", "put", "append"})  # kv and list-append: the same ops, other values
 MODELS: dict[str, Model] = {
     "cas-register": Model("cas-register", None,
                           {"read": _register_read, "write": _register_write, "cas": _register_cas}, _register_ops,
                           frozenset({"read", "write", "cas"}), frozenset({"read"}),
                           {"read": _differs}, frozenset({"write", "cas"}), _register_enables, _register_mark,
                           _register_seen),
-    "kv": Model("kv", None, {"get": _register_read, "put": _register_write, "append": _kv_append}, _kv_ops,
-                frozenset({"get", "put", "append"}), frozenset({"get"}),
-                {"get": _kv_get_doomed}, frozenset({"put"}), _kv_put_enables, _kv_mark, _kv_seen),
+    "kv": Model("kv", "", {"get": _register_read, "put": _register_write, "append": _kv_append}, _kv_ops,
+                KEYED_FS, frozenset({"get"}),
+                {"get": _kv_get_doomed}, frozenset({"put"}), _kv_put_enables, _kv_mark, _kv_seen, _kv_visible),
+    "list-append": Model("list-append", None, {"get": _register_read, "put": _register_write, "append": _list_append},
+                         _list_ops, KEYED_FS, frozenset({"get"}),
+                         {"get": _list_get_doomed}, frozenset({"put"}), _list_put_enables, _list_mark, _list_seen),
     "kafka": Model("kafka", (), {"append": _log_append, "read": _log_read, "poll": _log_poll}, _log_ops,
                    frozenset({"append", "send", "read", "poll"}), frozenset({"read", "poll"}),
                    {"read": _log_read_doomed, "poll": _log_poll_doomed}, ignores_other_ops=True),
 }
-ALIASES = {"register": "cas-register", "key-value": "kv", "log": "kafka", "kafka-log": "kafka"}
+ALIASES = {"register": "cas-register", "key-value": "kv", "list": "list-append", "log": "kafka", "kafka-log": "kafka"}
 
 
 def model_named(name: str) -> Model:

@@ -46,12 +46,12 @@ def unseen_indeterminate(ops: list[Operation], model: Model) -> list[Operation]:
     """The indeterminate ops the search may leave out: nobody saw what they would have left (see Model.mark)."""
     if model.mark is None:
         return []
-    seen = {value for op in ops for value in model.seen(op.f, op.arg)}
+    shown = model.visible(value for op in ops for value in model.seen(op.f, op.arg))
     out = []
     for op in ops:
         if op.ret is None and op.f not in model.read_only:
             mark = model.mark(op.f, op.arg)
-            if mark is not None and mark not in seen:
+            if mark is not None and not shown(mark):
                 out.append(op)
     return out
 

@@ -6,8 +6,9 @@ random point inside its [invoke, complete] interval (its linearization point) an
 intervals of different clients overlap at random. Results come from applying the ops to the
 store in linearization-point order, which makes the history linearizable. With `info_rate`, an
 op's completion is lost (type info): it took effect or not by a coin flip, and its client goes
-on as a new process, as in Jepsen. Every written value is unique, which is what lets a planted
-violation be proven rather than hoped for:
+on as a new process, as in Jepsen. Every written value is unique (kv strings are `<serial>`
+tokens, so a string's first token names the put or append that began it), which is what lets a
+planted violation be proven rather than hoped for:
 
 - stale-read: a read returns a value overwritten by a write that completed before the read began;
 - lost-write: an acknowledged write never takes effect, and a later read shows the older state;
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 PLANTS = ("stale-read", "lost-write", "real-time")
-KINDS = ("kv", "cas-register")
+KINDS = ("list-append", "kv", "cas-register")
+KEYED = ("list-append", "kv")  # get/put/append on keys
 READS = {"read", "get"}
 
 
@@ -52,10 +54,10 @@ class Synthetic:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-def generate(kind: str = "kv", seed: int = 0, clients: int = 5, ops: int = 200, keys: int = 3,
+def generate(kind: str = "list-append", seed: int = 0, clients: int = 5, ops: int = 200, keys: int = 3,
              info_rate: float = 0.0, plant: str | None = None) -> Synthetic:
-    """A history of `ops` ops from `clients` concurrent clients over `keys` keys (kv) or
-    registers (cas-register; one register has no key column)."""
+    """A history of `ops` ops from `clients` concurrent clients over `keys` keys (list-append, kv)
+    or registers (cas-register; one register has no key column)."""
     if kind not in KINDS:
         raise ValueError(f"unknown history kind {kind!r}: choose one of {', '.join(KINDS)}")
     if plant is not None and plant not in PLANTS:
@@ -96,8 +98,9 @@ def _schedule(rng: random.Random, kind: str, clients: int, count: int, keys: int
 
 def _choose(rng: random.Random, kind: str, written: list[Any], serial: int) -> tuple[str, Any]:
     roll = rng.random()
-    if kind == "kv":
-        return ("get", None) if roll < 0.5 else ("put" if roll < 0.75 else "append", serial)
+    if kind in KEYED:
+        value = f"<{serial}>" if kind == "kv" else serial
+        return ("get", None) if roll < 0.5 else ("put" if roll < 0.75 else "append", value)
     if roll < 0.4:
         return "read", None
     if roll < 0.7 or not written:
@@ -129,6 +132,8 @@ def _apply(recs: list[_Op]) -> None:
 def _effect(rec: _Op, state: Any) -> Any:
     if rec.f == "cas":
         return rec.value[1]
+    if rec.f == "append" and isinstance(rec.value, str):
+        return (state or "") + rec.value  # kv: string concatenation
     if rec.f == "append":
         return [rec.value] if state is None else (state + [rec.value] if isinstance(state, list) else [state, rec.value])
     return rec.value
@@ -200,7 +205,9 @@ def _events(recs: list[_Op], kind: str, keys: int) -> list[dict]:
                 "value": rec.result if rec.f in READS and rec.type == "ok" else rec.value}
         if rec.f in READS and rec.type == "info":
             done["value"] = None
-        if kind == "kv" or keys > 1:
+        elif kind == "kv" and rec.f in READS and done["value"] is None:
+            done["value"] = ""  # a missing key reads as the empty string, as Porcupine's histories say
+        if kind in KEYED or keys > 1:
             invoke["key"] = done["key"] = rec.key
         events.append((rec.invoked, invoke, rec))
         events.append((rec.completed, done, None))

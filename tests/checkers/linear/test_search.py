@@ -9,10 +9,12 @@ import random
 import pytest
 
 from chaoskit.checkers.linear.models import INCONSISTENT, model_named
-from chaoskit.checkers.linear.search import search
+from chaoskit.checkers.linear.search import search, unseen_indeterminate
 from chaoskit.checkers.linear.subhistory import Operation, split
 
 VALUES = [None, 1, 2, 3]
+TEXTS = ["a", "b", "ab"]  # kv writes; gets see these, their concatenations, "" or None (missing)
+SEEN_TEXTS = [None, "", "a", "b", "ab", "ba", "aab", "abb", "bab"]
 
 
 def brute_force(ops: list[Operation], model) -> bool:
@@ -45,13 +47,15 @@ def random_history(rng: random.Random, kind: str, size: int) -> list[dict]:
             f, value = open_ops.pop(process)
             kind_of_end = rng.choices(["ok", "info", "fail"], [8, 1, 1])[0]
             result = rng.choice(VALUES) if f in ("read", "get") else value
-            if kind == "kv" and f == "get" and rng.random() < 0.5:
+            if kind == "list-append" and f == "get" and rng.random() < 0.5:
                 result = rng.choice([[1], [1, 2], [2, 1], [3]])
+            if kind == "kv" and f == "get":
+                result = rng.choice(SEEN_TEXTS)
             events.append({"process": process, "type": kind_of_end, "f": f, "value": result, "key": "k"})
         elif len(events) < 2 * size:
-            if kind == "kv":
+            if kind in ("list-append", "kv"):
                 f = rng.choice(["get", "put", "append"])
-                value = None if f == "get" else rng.choice(VALUES[1:])
+                value = None if f == "get" else rng.choice(TEXTS if kind == "kv" else VALUES[1:])
             else:
                 f = rng.choice(["read", "write", "cas"])
                 value = None if f == "read" else (
@@ -63,7 +67,7 @@ def random_history(rng: random.Random, kind: str, size: int) -> list[dict]:
     return events
 
 
-@pytest.mark.parametrize("kind", ["cas-register", "kv"])
+@pytest.mark.parametrize("kind", ["cas-register", "list-append", "kv"])
 def test_search_agrees_with_brute_force(kind):
     rng = random.Random(20261123)
     model = model_named(kind)
@@ -109,8 +113,6 @@ def test_log_search_agrees_with_brute_force():
 
 
 def test_only_indeterminate_ops_nobody_saw_are_left_out():
-    from chaoskit.checkers.linear.search import unseen_indeterminate
-
     model = model_named("cas-register")
     ops = [{"process": 0, "type": "invoke", "f": "write", "value": 1}, {"process": 0, "type": "info", "f": "write", "value": 1},
            {"process": 1, "type": "invoke", "f": "write", "value": 2}, {"process": 1, "type": "info", "f": "write", "value": 2},
@@ -121,3 +123,15 @@ def test_only_indeterminate_ops_nobody_saw_are_left_out():
     # 1 was read; 2 only by a cas that failed (failed ops are gone); the cas's 4 nobody saw
     assert {(op.f, op.arg) for op in unseen_indeterminate(sub, model)} == {("write", 2), ("cas", (3, 4))}
     assert unseen_indeterminate(sub, model_named("kafka")) == []  # offsets shift: the log never drops
+
+
+def test_kv_leaves_out_only_text_no_get_shows():
+    model = model_named("kv")
+    ops = [{"process": p, "type": t, "f": f, "value": v, "key": "k"} for p, t, f, v in [
+        (0, "invoke", "append", "xy"), (0, "info", "append", "xy"),
+        (1, "invoke", "put", "zz"), (1, "info", "put", "zz"),
+        (2, "invoke", "append", "q"), (2, "info", "append", "q"),
+        (3, "invoke", "get", None), (3, "ok", "get", "axyb")]]
+    (sub,) = split(ops, model).values()
+    # "xy" shows inside "axyb" (appended text stays visible after later appends); "zz" and "q" nowhere
+    assert {op.arg for op in unseen_indeterminate(sub, model)} == {"zz", "q"}

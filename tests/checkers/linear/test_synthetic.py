@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from chaoskit.checkers.linear import check
-from chaoskit.checkers.linear.synthetic import PLANTS, generate
+from chaoskit.checkers.linear.synthetic import KINDS, PLANTS, generate
 
 
 def test_same_seed_same_history_other_seed_other_history():
-    a = generate("kv", seed=7, clients=4, ops=100)
-    assert a.ops == generate("kv", seed=7, clients=4, ops=100).ops
-    assert a.ops != generate("kv", seed=8, clients=4, ops=100).ops
+    a = generate("list-append", seed=7, clients=4, ops=100)
+    assert a.ops == generate("list-append", seed=7, clients=4, ops=100).ops
+    assert a.ops != generate("list-append", seed=8, clients=4, ops=100).ops
 
 
 def test_histories_are_concurrent_and_well_formed():
@@ -25,7 +25,7 @@ def test_histories_are_concurrent_and_well_formed():
     assert most >= 4  # intervals of several clients overlap
 
 
-@pytest.mark.parametrize("kind", ["kv", "cas-register"])
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("info_rate", [0.0, 0.1])
 def test_clean_histories_are_linearizable(kind, info_rate):
     for seed in range(4):
@@ -34,7 +34,7 @@ def test_clean_histories_are_linearizable(kind, info_rate):
         assert result.valid is True, (seed, result.witnesses)
 
 
-@pytest.mark.parametrize("kind", ["kv", "cas-register"])
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("plant", PLANTS)
 def test_each_planted_violation_is_caught(kind, plant):
     for seed in range(3):
@@ -46,16 +46,24 @@ def test_each_planted_violation_is_caught(kind, plant):
 
 
 def test_bad_parameters_say_what_is_allowed():
-    with pytest.raises(ValueError, match="kv, cas-register"):
+    with pytest.raises(ValueError, match="list-append, kv, cas-register"):
         generate("queue")
     with pytest.raises(ValueError, match="stale-read, lost-write, real-time"):
-        generate("kv", plant="gremlins")
+        generate("list-append", plant="gremlins")
 
 
+@pytest.mark.parametrize("kind", ["list-append", "kv"])
 @pytest.mark.parametrize("plant", ["stale-read", "real-time"])
-def test_the_witness_names_the_planted_read(plant):
+def test_the_witness_names_the_planted_read(kind, plant):
     for seed in range(3):
-        history = generate("kv", seed=seed, clients=5, ops=300, keys=2, plant=plant)
-        witness = check(history.ops, "kv").witnesses[0]
+        history = generate(kind, seed=seed, clients=5, ops=300, keys=2, plant=plant)
+        witness = check(history.ops, kind).witnesses[0]
         assert witness["op"] == history.planted["op"], (seed, history.planted, witness["explanation"])
         assert f"op {history.planted['op']} " in witness["explanation"]
+
+
+def test_kv_histories_hold_strings_and_read_a_missing_key_as_empty():
+    ops = generate("kv", seed=5, clients=4, ops=200, keys=2).ops
+    assert all(isinstance(op["value"], str) for op in ops if op["f"] != "get" or op["type"] == "ok")
+    assert "" in {op["value"] for op in ops if op["f"] == "get" and op["type"] == "ok"}
+    assert any(len(op["value"]) > len("<0>") * 2 for op in ops if op["f"] == "get" and op["type"] == "ok")  # appends
