@@ -21,7 +21,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 _PUBLIC = {
     "ChaosTest": "chaoskit.run.chaostest", "Topic": "chaoskit.run.chaostest", "RunResult": "chaoskit.run.chaostest",
-    "run": "chaoskit.run.runner", "Run": "chaoskit.run.live",
+    "run": "chaoskit.run", "Run": "chaoskit.run.live",
     "mix": "chaoskit.run.mixes", "admin_step": "chaoskit.run.mixes",
     "CheckResult": "chaoskit.checkers.result", "History": "chaoskit.history.reader",
     "get_plugin_manager": "chaoskit.pluginmanager",
@@ -35,7 +35,9 @@ __all__ = ["__version__", *_PUBLIC]
 
 def __getattr__(name: str) -> Any:
     if name in _PUBLIC:
-        value = getattr(import_module(_PUBLIC[name]), name)
+        module = import_module(_PUBLIC[name])
+        # `run` is the package chaoskit/run/ itself, which runs a test when called (run/__init__.py says why)
+        value = module if _PUBLIC[name] == f"{__name__}.{name}" else getattr(module, name)
         globals()[name] = value  # once loaded, a plain attribute
         return value
     raise AttributeError(f"module 'chaoskit' has no attribute {name!r}")

@@ -1,12 +1,14 @@
 """KIP-320: after an unclean election truncates a partition, consumers detect it.
 
 The unclean-election fault makes the leader of orders/0 the only in-sync replica, lets writes be
-acknowledged by it alone (consumers read them), then kills it so an out-of-sync replica is
-elected; when the old leader returns it must truncate. Those acknowledged writes are lost by
-design (that is what an unclean election costs), so this suite checks what KIP-320 promises:
-every consumer that had read the divergent records reports the truncation (the ordered client's
-LogTruncationError, or its reset) and none silently skips or re-reads divergent data. Stock
-clients on brokers that ignore leader epochs are caught: `truncation-undetected`.
+acknowledged by it alone and waits for a consumer to read them, then holds the consumers (their
+application stops consuming) and kills the leader so an out-of-sync replica is elected, and lets
+the consumers go on once the new leader's log has grown past where they stopped. Those
+acknowledged writes are lost by design (that is what an unclean election costs), so this suite
+checks what KIP-320 promises: the consumers go back to the divergence offset and read what
+replaced the records they had read (or report the truncation), judged by what they delivered,
+whatever client they are. Without KIP-320 (the broker tells clients no leader epoch) a stock
+consumer reads on from where it stopped, past the replaced records: `truncation-undetected`.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from chaoskit import Topic, mix
 from chaoskit.run.mixes import TOPIC
 
 UNCLEAN = [{"at": 0.25, "fault": "unclean-election", "target": f"leader-of:{TOPIC}/0", "window_s": 6.0,
-            "params": {"mode": "kill", "solo_writes": 20}}]
+            "params": {"mode": "kill", "solo_writes": 20, "hold_consumers": True}}]
 # what KIP-320 promises; lost writes, and producers' offsets going backwards after the truncation,
 # are what an unclean election costs, so they are not checked here (test_kip320_zombie checks
 # that clean elections lose nothing)

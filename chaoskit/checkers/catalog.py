@@ -80,9 +80,11 @@ KAFKA_CHECKS: tuple[Check, ...] = (
            ("key_pairs", "no producer had two sends of one key delivered"),
            "send", "poll"),
     _kafka("truncation-undetected", "a consumer read a record whose offset later held other content, and "
-           "reported no truncation at or before it (KIP-320)", "Truncation (KIP-320)",
+           "the consumers went on past it: nobody read the partition again at or below that offset, nor "
+           "reported a truncation there (KIP-320)", "Truncation (KIP-320)",
            "process {process} read {value} at {topic}/{partition} offset {offset} (op {index}); that offset "
-           "later held {later} and the process never reported truncation at or before it",
+           "later held {later}, and after the read no consumer read the partition again at or below it, nor "
+           "reported a truncation there",
            ("replaced_reads", "no consumer read a record that a truncation later replaced"), "send", "poll"),
     _kafka("write-to-readonly", "a write invoked after its partition became ReadOnly/None was acknowledged "
            "(KIP-694)", "Partition reduction (KIP-694)",

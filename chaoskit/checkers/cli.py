@@ -1,8 +1,11 @@
 """`chaoskit check PATH`: a history's checks, as a table or JSON; the exit code is the verdict.
 
-Exit 0 valid, 1 invalid (an anomaly was found), 2 unknown or unreadable. Lines of the history that
-could not be read are listed; the rest is checked. `--model cas-register|kv|list-append` checks
-linearizability (chaoskit.checkers.linear); the default model, kafka, runs the Kafka checks.
+Exit 0 valid: every line was read and every check asked for had something to judge (by default,
+each check the history exercises; the others are listed as not exercised); 1 invalid (an anomaly
+was found); 2 unknown or unreadable. Lines of the history that could not be read are listed; the
+rest is checked, but a clean verdict over part of a history is unknown. `--model cas-register`, `kv`
+or `list-append` checks linearizability (chaoskit.checkers.linear); the default model, kafka, runs
+the Kafka checks.
 """
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from chaoskit.checkers.result import verdict_word
 
 EXIT = {True: 0, False: 1, "unknown": 2}
 
@@ -75,14 +80,16 @@ def show(verdict: Any, path: Path, ops: int) -> None:
     table = Table(title=f"{path} ({ops} ops)")
     for col in ("check", "valid", "counts", "first witness"):
         table.add_column(col, overflow="fold")
-    style = {True: "green", False: "bold red", "unknown": "yellow"}
+    style = {"clean": "green", "ANOMALY": "bold red", "not exercised": "dim"}
     for name, r in verdict.results.items():
         counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
         first = r.witnesses[0]["explanation"] if r.witnesses else (r.error or "")
-        table.add_row(name, f"[{style[r.valid]}]{r.valid}[/]", counts, first)
+        table.add_row(name, f"[{style.get(r.word, 'yellow')}]{r.word}[/]", counts, first)
     console.print(table)
     for problem in verdict.problems[:20]:
         console.print(f"[yellow]unreadable[/] {problem}")
     if len(verdict.problems) > 20:
         console.print(f"[yellow]... and {len(verdict.problems) - 20} more unreadable lines[/]")
-    console.print(f"valid: [{style[verdict.valid]}]{verdict.valid}[/]")
+    word = verdict_word(verdict.valid)
+    console.print(f"valid: [{style.get(word, 'yellow')}]{verdict.valid}[/]"
+                  + (f" ({verdict.reason})" if verdict.valid == "unknown" else ""), soft_wrap=True)

@@ -8,6 +8,7 @@ it for good); timeouts, lost connections and exhausted retries are `info`: it ma
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any, Callable, Iterable
 
 from chaoskit.history.schema import Op
@@ -57,9 +58,16 @@ def callback(record: Record, process: int, f: str, partitions: Iterable[Any]) ->
     record({"process": process, "type": "ok", "f": f, "value": value})
 
 
+HOLD_WAIT_S = 1.0  # a held consumer's poll waits this long for its release, then returns nothing
+
+
 class ClientBase:
     """One worker process's client: `open` copies the options and binds the process; the
-    producer or consumer is made on first use (a process only ever sends or only polls)."""
+    producer or consumer is made on first use (a process only ever sends or only polls).
+
+    Faults that stage a consumer's state can `hold()` it: its application stops consuming (polls
+    return nothing, its library is not asked) until `release()`, as a consumer busy elsewhere
+    would; `delivered_to(topic, partition)` is the highest offset it has delivered."""
 
     name = "client"
 
@@ -69,6 +77,9 @@ class ClientBase:
         self.test: LiveRun | None = None
         self._producer: Any = None  # made by the first send
         self._consumer: Any = None  # made by the first poll
+        self._released = threading.Event()
+        self._released.set()
+        self._delivered: dict[tuple[str, int], int] = {}
 
     def open(self, test: LiveRun, process: int) -> ClientBase:
         client = type(self)(**self.options)
@@ -85,8 +96,25 @@ class ClientBase:
         if op["f"] == "send":
             return self.send(op)
         if op["f"] == "poll":
-            return self.poll(op)
+            if not self._released.is_set() and not self._released.wait(HOLD_WAIT_S):
+                return ok(op, value=[])  # held: the application consumed nothing
+            done = self.poll(op)
+            for r in done.get("value") or () if done.get("type") == "ok" else ():
+                key = (op["topic"], r[0])
+                self._delivered[key] = max(r[1], self._delivered.get(key, -1))
+            return done
         raise ValueError(f"{self.name} client: no op {op['f']!r} (it does send and poll)")
+
+    # --- staged consumer states --------------------------------------------------------------
+    def hold(self) -> None:
+        self._released.clear()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def delivered_to(self, topic: str, partition: int) -> int:
+        """The highest offset of the partition this client delivered (-1: none)."""
+        return self._delivered.get((topic, partition), -1)
 
     def record(self, f: str, partitions: Iterable[Any]) -> None:
         assert self.process is not None

@@ -9,6 +9,10 @@ recorded as `on_partitions_revoked` / `on_partitions_assigned` ops.
 One setting differs from the defaults: metadata is refreshed every second, not every five
 minutes, so clients see a partition change within a chaos run's length (with the default they
 would go on with the old count for longer than the run lasts, and the run would test nothing).
+
+Option `producer` ("kafka-python" or "librdkafka") sends through the other library: a story that
+judges one library's consumers needs producers that go on writing where the other's would stop
+(librdkafka's idempotent producer fails for good at the sequence gap an unclean election leaves).
 """
 from __future__ import annotations
 
@@ -19,7 +23,34 @@ from chaoskit_plugins.clients.ops import ClientBase, Op, failed, ok, poll_record
 METADATA_MAX_AGE_MS = 1000
 
 
-class KafkaPythonClient(ClientBase):
+class StockClient(ClientBase):
+    """A stock library's client; sends go through another's when the `producer` option names it."""
+
+    _sender: ClientBase | None = None
+
+    def invoke(self, test: Any, op: Op) -> Op:
+        other = self.options.get("producer", self.name)
+        if op["f"] == "send" and other != self.name:
+            if self._sender is None:
+                if other not in STOCK:
+                    raise ValueError(f"{self.name} client: producer {other!r} is not one of {', '.join(STOCK)}")
+                options = {k: v for k, v in self.options.items() if k != "producer"}
+                self._sender = STOCK[other](**options).open(test, self.process)
+            return self._sender.invoke(test, op)
+        return super().invoke(test, op)
+
+    def close(self, test: Any) -> None:
+        try:
+            if self._sender is not None:
+                self._sender.close(test)
+        finally:
+            self.close_own()
+
+    def close_own(self) -> None:
+        raise NotImplementedError
+
+
+class KafkaPythonClient(StockClient):
     name = "kafka-python"
 
     def send(self, op: Op) -> Op:
@@ -66,7 +97,7 @@ class KafkaPythonClient(ClientBase):
                    for tp in sorted(batches, key=lambda tp: tp.partition) for r in batches[tp]]
         return ok(op, value=records)
 
-    def close(self, test: Any) -> None:
+    def close_own(self) -> None:
         try:
             if self._producer is not None:
                 _close_producer(self._producer)
@@ -90,7 +121,7 @@ def _close_producer(producer: Any) -> None:
         producer.close(0)
 
 
-class LibrdkafkaClient(ClientBase):
+class LibrdkafkaClient(StockClient):
     name = "librdkafka"
 
     def send(self, op: Op) -> Op:
@@ -138,10 +169,25 @@ class LibrdkafkaClient(ClientBase):
                    for m in messages if m.error() is None]
         return ok(op, value=records)
 
-    def close(self, test: Any) -> None:
+    def hold(self) -> None:
+        """librdkafka fetches in its own threads whether or not the application consumes: a held
+        consumer also pauses its partitions, as an application that stops consuming would."""
+        super().hold()
+        if self._consumer is not None:
+            self._consumer.pause(self._consumer.assignment())
+
+    def release(self) -> None:
+        if self._consumer is not None:
+            self._consumer.resume(self._consumer.assignment())
+        super().release()
+
+    def close_own(self) -> None:
         if self._producer is not None:
             self._producer.flush(5)
         if self._consumer is not None:
             self._consumer.close()
+
+
+STOCK = {KafkaPythonClient.name: KafkaPythonClient, LibrdkafkaClient.name: LibrdkafkaClient}
 
 

@@ -13,6 +13,11 @@
   controller elects an out-of-sync replica (with `unclean.leader.election.enable`; without it
   the partition goes offline, which the op records). At the window's end the old leader returns
   and must truncate what it alone had (`wait_rejoin`, default true: until it is back in the ISR).
+  With `hold_consumers` (default false) the story is KIP-320's own: once a consumer has read
+  the writes the leader alone had (up to `read_timeout_s`, 10), the workload's consumers stop
+  consuming (`hold()`) until the new leader's log has grown past where they stopped (up to
+  `grow_timeout_s`, 20): a consumer that does not validate its position then reads on from it,
+  past the records that replaced the ones it read, which is what the truncation check catches.
 - `stale-metadata`: the controllers cannot reach the target broker (`ctlN-bX` cut), so it keeps
   serving the leaders, epochs and partition counts it last heard while the cluster moves on.
 - `freeze-client-metadata`: the workload's clients stop refreshing metadata (each client that
@@ -99,9 +104,17 @@ class ZombieFault(WindowedFault):
 class UncleanElectionFault(WindowedFault):
     name = "unclean-election"
     PARAMS = {"mode", "solo_writes", "solo_timeout_s", "isr_timeout_s", "elect_timeout_s", "wait_rejoin",
-              "rejoin_timeout_s"}
+              "rejoin_timeout_s", "hold_consumers", "read_timeout_s", "grow_timeout_s"}
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
+        try:
+            return self._stage(target, params, pick)
+        except BaseException:
+            for c in self._consumers():  # a story cut short never leaves consumers held
+                c.release()
+            raise
+
+    def _stage(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         check_params(self.name, params, self.PARAMS)
         mode = params.get("mode", "kill")
         if mode not in ("kill", "isolate"):
@@ -126,6 +139,9 @@ class UncleanElectionFault(WindowedFault):
             except NotReady:
                 pass  # no workload wrote meanwhile: the election is still unclean, only nothing diverges
             state["solo_to"] = answered_offset(leader, topic, partition)
+            if params.get("hold_consumers"):
+                state["read_to"] = self._hold_consumers(topic, partition, state["solo_to"],
+                                                        float(params.get("read_timeout_s", 10)))
             if mode == "kill":
                 leader.kill()
             else:
@@ -139,9 +155,50 @@ class UncleanElectionFault(WindowedFault):
         state["new_leader"] = after.leader
         state["new_epoch"] = after.leader_epoch
         state["unclean"] = after.leader != NO_LEADER
+        if params.get("hold_consumers"):
+            state["released_at"] = self._release_consumers(topic, partition, after.leader, state["read_to"],
+                                                           float(params.get("grow_timeout_s", 20)))
         state["wait_rejoin"] = params.get("wait_rejoin", True)
         state["rejoin_timeout_s"] = float(params.get("rejoin_timeout_s", 60))
         return state
+
+    def _consumers(self) -> list[Any]:
+        return [c for c in self.context.clients if hasattr(c, "hold") and hasattr(c, "delivered_to")]
+
+    def _hold_consumers(self, topic: str, partition: int, solo_to: int, timeout_s: float) -> int:
+        """Once a consumer has read the leader's solo writes (or the timeout passed), hold them all;
+        where they read to (-1: nowhere: nothing was read into, which the check's evidence shows)."""
+        consumers = self._consumers()
+        if not consumers:
+            raise ValueError("unclean-election: hold_consumers needs clients that can hold (the built-in ones can)")
+
+        def read_to() -> int:
+            return max(c.delivered_to(topic, partition) for c in consumers)
+        try:
+            wait_for(lambda: read_to() >= solo_to - 1, timeout_s, f"a consumer reading {topic}/{partition} to {solo_to}")
+        except NotReady:
+            pass  # the election goes on; the run's evidence says nobody read into what it truncates
+        for c in consumers:
+            c.hold()
+        return read_to()
+
+    def _release_consumers(self, topic: str, partition: int, new_leader: int, read_to: int, timeout_s: float) -> int:
+        """Release the held consumers once the new leader's log holds records past where they read
+        (or the timeout passed); the new leader's high watermark then."""
+        cluster = self.context.cluster
+        try:
+            if new_leader in cluster.brokers:
+                wait_for(lambda: replica_offset(cluster.brokers[new_leader], topic, partition) > read_to + 1,
+                         timeout_s, f"{topic}/{partition}'s new leader holding records past offset {read_to}")
+        except NotReady:
+            pass
+        finally:
+            for c in self._consumers():
+                c.release()
+        try:
+            return replica_offset(cluster.brokers[new_leader], topic, partition) if new_leader in cluster.brokers else -1
+        except (WireError, NotReady):
+            return -1
 
     def _furthest_follower(self, leader: Any, followers: list[int], topic: str, partition: int) -> int:
         """Where the cut followers' logs end (asked as Kafka's debugging replica): past it, the records
@@ -157,6 +214,8 @@ class UncleanElectionFault(WindowedFault):
 
     def stop(self, state: dict[str, Any]) -> dict[str, Any]:
         ctx, cluster = self.context, self.context.cluster
+        for c in self._consumers():
+            c.release()  # never leave a consumer held past its window
         leader = cluster.brokers[state["broker"]]
         if state["mode"] == "kill":
             if not leader.running:

@@ -113,3 +113,16 @@ def test_a_string_history_is_not_a_list_history(tmp_path: Path):
     out = chaoskit("check", str(files[0]), "--model", "list-append", "--engine", "local")
     assert out.returncode == 1 and "valid: False" in out.stdout
     assert codes("kv", files[:1]) == [0]
+
+
+def test_exit_0_needs_every_line_read_and_every_asked_check_to_have_judged(tmp_path: Path):
+    ops = synthetic.generate(seed=2, events=1500).ops
+    clean = History(ops).to_jsonl(tmp_path / "clean.jsonl")
+    out = chaoskit("check", str(clean), "--engine", "local")
+    assert out.returncode == 0 and "not exercised" in out.stdout  # truncation-undetected: no truncation here
+    out = chaoskit("check", str(clean), "--engine", "local", "--checks", "truncation-undetected,lost-write")
+    assert out.returncode == 2 and "nothing to judge" in out.stdout
+    partly = tmp_path / "partly.jsonl"
+    partly.write_text(clean.read_text() + '{"process": 0, "type": "ok", "f": "send", "value": [0, "k\n')
+    out = chaoskit("check", str(partly), "--engine", "local")
+    assert out.returncode == 2 and "could not be read" in out.stdout

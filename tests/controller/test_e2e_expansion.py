@@ -18,6 +18,7 @@ from kafka import KafkaConsumer, KafkaProducer
 
 from chaoskit.client.admin import AdminClient
 from chaoskit.cluster.local import LocalCluster
+from chaoskit.cluster.waiting import wait_for
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.internal import ConsumerGroupPositionRequest
 
@@ -158,22 +159,28 @@ def test_consumer_group_position_at_the_real_coordinator(cluster: LocalCluster, 
     consumer = KafkaConsumer(TOPIC, bootstrap_servers=cluster.bootstrap_servers, group_id="positions",
                              auto_offset_reset="earliest", enable_auto_commit=False)
     try:
-        deadline = time.monotonic() + 60
-        while not consumer.assignment() and time.monotonic() < deadline:
-            consumer.poll(timeout_ms=200)
+        wait_for(lambda: consumer.poll(timeout_ms=200) is not None and consumer.assignment(), 60,
+                 "the consumer's first assignment")
         coordinator = consumer._coordinator  # the member id and generation a KIP-253 consumer would send
-        generation = coordinator._generation
         node_id = int(str(coordinator.coordinator_id).rsplit("-", 1)[-1])  # kafka-python names it coordinator-<id>
         R = ConsumerGroupPositionRequest.ConsumerGroupPositionRequestTopic
         P = R.ConsumerGroupPositionRequestPartition
 
-        def ask(partitions: list[Any], gen: int = generation.generation_id, member: str = generation.member_id) -> Any:
-            request = ConsumerGroupPositionRequest(group_id="positions", generation_id=gen, member_id=member,
-                                                   topics=[R(name=TOPIC, partitions=partitions)])
+        def ask(partitions: list[Any], gen: int | None = None, member: str | None = None) -> Any:
+            generation = coordinator._generation  # the member's own, now: a slow machine may see it rejoin
+            request = ConsumerGroupPositionRequest(
+                group_id="positions", generation_id=generation.generation_id if gen is None else gen,
+                member_id=generation.member_id if member is None else member,
+                topics=[R(name=TOPIC, partitions=partitions)])
             return admin.request(request, 0, broker=node_id)
 
-        first = ask([P(partition_index=6, need_position=True, position=-1)])
-        assert first.error_code == ErrorCode.NONE
+        def asked_as_a_member() -> Any:
+            consumer.poll(timeout_ms=100)  # keeps its membership while it is asked for
+            answer = ask([P(partition_index=6, need_position=True, position=-1)])
+            return answer if answer.error_code == ErrorCode.NONE else None
+
+        first = wait_for(asked_as_a_member, 30, "a ConsumerGroupPosition answer to a member of the group")
+        generation = coordinator._generation
         assert [(p.partition_index, p.position) for p in first.topics[0].partitions] == [(6, -1)]
         ask([P(partition_index=6, need_position=False, position=42)])
         later = ask([P(partition_index=6, need_position=True, position=-1)])

@@ -61,3 +61,20 @@ def test_a_run_that_cannot_start_says_why_and_leaves_nothing(tmp_path):
     result = run(small(tmp_path, client="no-such-client"))
     assert result.valid == "unknown" and "no client named 'no-such-client'" in result.error
     assert not run_processes(result.run_id)
+
+
+def test_a_run_that_exercised_nothing_is_unknown_with_the_reason_never_clean(tmp_path):
+    """Producers refused from the start (their topic was never created): nothing acknowledged or read."""
+    result = run(small(tmp_path, topics=[], duration_s=4, drain_timeout_s=5, client_options={"send_timeout_s": 3}))
+    assert result.error is None and result.stats["acked"] == 0 and result.stats["ops"] > 0
+    assert result.valid == "unknown" and result.verdict.reason == "no check had anything to judge"
+    assert "lost-write" in result.verdict.not_exercised
+
+
+def test_a_check_asked_for_by_name_that_had_nothing_to_judge_is_unknown(tmp_path):
+    """The truncation check on a run whose faults never truncate anything."""
+    result = run(small(tmp_path, faults=LATENCY, checks=["truncation-undetected", "lost-write"]))
+    check = result.verdict.results["truncation-undetected"]
+    assert check.valid == "unknown" and not check.judged and result.valid == "unknown"
+    assert "no consumer read a record that a truncation later replaced" in result.verdict.reason
+    assert result.verdict.results["lost-write"].valid is True  # the rest was judged, and clean

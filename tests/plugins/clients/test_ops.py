@@ -50,3 +50,23 @@ def test_open_gives_each_process_its_own_client_with_the_same_options():
     assert a is not b and (a.process, b.process) == (0, 1) and a.options == b.options == {"acks": "all"}
     with pytest.raises(ValueError, match="does send and poll"):
         a.invoke(test, {"f": "cas"})
+
+
+class Polled(ClientBase):
+    """Polls return the next record of partition 0; counts how often the library was asked."""
+
+    def poll(self, op):
+        self.asked = getattr(self, "asked", 0) + 1
+        return ok(op, value=[[0, self.asked, None, [0, "k", self.asked], 0]])
+
+
+def test_a_held_consumer_consumes_nothing_until_released_and_its_reads_are_tracked():
+    client = Polled().open(SimpleNamespace(record=lambda op: None), 3)
+    op = {"f": "poll", "topic": "t", "process": 3, "type": "invoke"}
+    assert client.invoke(None, op)["value"] and client.delivered_to("t", 0) == 1
+    client.hold()
+    held = client.invoke(None, op)
+    assert held["type"] == "ok" and held["value"] == [] and client.asked == 1  # the library was not asked
+    client.release()
+    assert client.invoke(None, op)["value"][0][1] == 2 and client.delivered_to("t", 0) == 2
+    assert client.delivered_to("t", 1) == -1
