@@ -20,6 +20,7 @@ COMMANDS: tuple[str, ...] = (
     "chaoskit.client.admin_cli:register",
     "chaoskit.run.cli:register",
     "chaoskit.suite.nightly:register",
+    "chaoskit.suite.mutate:register",
     "chaoskit.checkers.cli:register",
 )
 

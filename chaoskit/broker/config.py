@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chaoskit.protocol.mutations import BROKER, mutation_names
 from chaoskit.protocol.node_config import (MAX_MS, REQUIRED, ConfigError, Spec, parse_address, parse_bool, parse_int,
-                                           parse_peers, parse_spec, parse_str, parse_zk_connect)
+                                           parse_names, parse_peers, parse_spec, parse_str, parse_zk_connect)
 
 SPEC: Spec = {
     "broker.id": ("broker_id", parse_int(0), REQUIRED),
@@ -40,6 +41,7 @@ SPEC: Spec = {
         ("delete_topic_partition_interval_delay_ms", parse_int(0, MAX_MS), 60000),
     "log.segment.bytes": ("log_segment_bytes", parse_int(1024), 16777216),
     "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", parse_int(0, MAX_MS), 0),
+    "mutations": ("mutations", parse_names(mutation_names(BROKER), "mutation"), frozenset()),
 }
 
 
@@ -69,6 +71,7 @@ class BrokerConfig:
     delete_topic_partition_interval_delay_ms: int = 60000
     log_segment_bytes: int = 16777216
     group_initial_rebalance_delay_ms: int = 0
+    mutations: frozenset[str] = frozenset()  # elements turned off for `chaoskit mutate` (protocol/mutations.py)
 
     @classmethod
     def from_dict(cls, raw: Any) -> "BrokerConfig":

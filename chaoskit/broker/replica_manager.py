@@ -220,8 +220,8 @@ class ReplicaManager:
         p.record_follower_fetch(replica, fetch_offset)
         if not self._may_change_isr(p):
             return
-        joining = [r for r in p.followers_to_add()
-                   if not self.config.leader_epoch_fencing_enable or self.cache.may_join_isr(r, p.topic, p.index)]
+        fenced = self.config.leader_epoch_fencing_enable and "offline-replica-isr" not in self.config.mutations
+        joining = [r for r in p.followers_to_add() if not fenced or self.cache.may_join_isr(r, p.topic, p.index)]
         if joining:
             self._spawn(self._change_isr(p, sorted(p.isr | set(joining)), f"adding caught-up {joining}"))
 

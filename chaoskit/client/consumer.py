@@ -27,6 +27,7 @@ Every action is an event (chaoskit/client/events.py) on `consumer.events`.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable
@@ -46,6 +47,7 @@ from chaoskit.client.routing import ordered
 from chaoskit.client.truncation import EPOCH_VERSION, LogTruncationError, divergence
 from chaoskit.protocol.errors import ErrorCode, error_name
 from chaoskit.protocol.extensions import UNKNOWN_COUNT, FetchRequest, PartitionMode
+from chaoskit.protocol.mutations import CLIENT, checked
 from chaoskit.protocol.records import decode_records, header, iter_batches
 from chaoskit.protocol.requests import EARLIEST, LATEST, epoch_end, list_offset
 from chaoskit.protocol.wire_client import WireError
@@ -107,7 +109,8 @@ class OrderedConsumer:
                  session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
                  rebalance_timeout_ms: int = 30_000, metadata_max_age_s: float = 2.0, fetch_max_wait_ms: int = 100,
                  max_partition_fetch_bytes: int = 1 << 20, request_timeout_ms: int = 10_000,
-                 max_poll_records: int = 500, truncation_policy: str | None = None) -> None:
+                 max_poll_records: int = 500, truncation_policy: str | None = None,
+                 mutations: Iterable[str] = ()) -> None:
         if auto_offset_reset not in RESET_POLICIES:
             raise ValueError(f"auto_offset_reset must be one of {', '.join(RESET_POLICIES)}, got {auto_offset_reset!r}")
         if heartbeat_interval_ms * 3 > session_timeout_ms:
@@ -127,6 +130,8 @@ class OrderedConsumer:
         self.fetch_max_wait_ms, self.max_partition_fetch_bytes = fetch_max_wait_ms, max_partition_fetch_bytes
         self.view = ClusterView(bootstrap_servers, client_id, timeout_s=request_timeout_ms / 1000 + 5)
         self.events = EventHooks()
+        # elements of the proposals turned off, for `chaoskit mutate` only (chaoskit.protocol.mutations)
+        self.mutations = checked(mutations, CLIENT)
         self.member = GroupMember(self.view, self.events, group_id, session_timeout_ms, rebalance_timeout_ms) \
             if group_id is not None else None
         self.topics: list[str] = []
@@ -325,14 +330,17 @@ class OrderedConsumer:
                 if time.monotonic() >= self._next_heartbeat:
                     self._next_heartbeat = time.monotonic() + self.heartbeat_s
                     self.member.heartbeat()
-                    self._exchange_positions()
+                    if "position-exchange" not in self.mutations:
+                        self._exchange_positions()
             if time.monotonic() - self.view.refreshed_at > self.metadata_max_age_s:
                 self._refresh_metadata(force=False)
             for tp, state in list(self.parts.items()):
                 if state.position < 0:
                     raise NoOffsetError(f"{tp[0]}-{tp[1]} has no committed offset and auto_offset_reset is "
                                         "'none': seek() to a position or choose earliest/latest")
-                if state.validate:
+                if state.validate and "truncation-detection" in self.mutations:
+                    state.validate = False  # goes on from its position, whatever the leader's log holds
+                elif state.validate:
                     self._validate(tp, state)
             if self.member is not None:
                 self._open_gates()
@@ -403,6 +411,8 @@ class OrderedConsumer:
     # --- KIP-253 gates ---------------------------------------------------------------------
     def _known_position(self, tp: tuple[str, int]) -> int:
         own = self.parts.get(tp)
+        if own is None and "position-exchange" in self.mutations:
+            return sys.maxsize  # not knowing another member's position, a gate takes it as caught up
         return own.position if own is not None else self.group_positions.get(tp, -1)
 
     def _open_gates(self) -> None:
@@ -411,8 +421,12 @@ class OrderedConsumer:
             if info is None or not ordered(info):
                 continue
             if not state.started:
-                self._expansion_gate(t, p, state, info)
-            self._deletion_gate(t, p, state, info)
+                if "expansion-gate" in self.mutations:
+                    state.started = True
+                else:
+                    self._expansion_gate(t, p, state, info)
+            if "deletion-gate" not in self.mutations:
+                self._deletion_gate(t, p, state, info)
 
     def _current_epoch(self, topic: str, partition: int) -> int:
         part = self.view.topics[topic].partitions.get(partition)

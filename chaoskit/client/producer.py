@@ -28,6 +28,7 @@ from chaoskit.client.routing import NoWritablePartition, Router, ordered
 from chaoskit.client.tombstones import CompactionTombstones
 from chaoskit.protocol.errors import ErrorCode, error_name, retriable
 from chaoskit.protocol.extensions import UNKNOWN_COUNT, ProduceRequest
+from chaoskit.protocol.mutations import CLIENT, checked
 from chaoskit.protocol.records import build_batch
 from chaoskit.protocol.wire_client import WireError
 
@@ -75,7 +76,7 @@ class OrderedProducer:
     def __init__(self, bootstrap_servers: str | Iterable[str], client_id: str = "chaoskit-ordered", acks: int = -1,
                  enable_idempotence: bool = True, request_timeout_ms: int = 10_000, delivery_timeout_s: float = 30.0,
                  metadata_max_age_s: float = 5.0, retry_backoff_s: float = 0.1, round_robin_start: int = 0,
-                 compacted_topics: Iterable[str] = ()) -> None:
+                 compacted_topics: Iterable[str] = (), mutations: Iterable[str] = ()) -> None:
         if acks not in (-1, 0, 1):
             raise ValueError(f"acks must be -1 (all), 0 or 1, got {acks!r}")
         if enable_idempotence and acks != -1:
@@ -85,7 +86,9 @@ class OrderedProducer:
         self.metadata_max_age_s, self.retry_backoff_s = metadata_max_age_s, retry_backoff_s
         self.view = ClusterView(bootstrap_servers, client_id, timeout_s=request_timeout_ms / 1000 + 5)
         self.events = EventHooks()
-        self.router = Router(round_robin_start)
+        # elements of the proposals turned off, for `chaoskit mutate` only (chaoskit.protocol.mutations)
+        self.mutations = checked(mutations, CLIENT)
+        self.router = Router(round_robin_start, linear_hashing="linear-hashing" not in self.mutations)
         self.producer_id, self.producer_epoch = -1, -1
         self._sequences: dict[tuple[str, int], int] = {}
         self.refusals: dict[int, int] = {}  # error code -> how often the broker refused a batch (observability)

@@ -31,8 +31,9 @@ def writable(info: TopicInfo) -> list[int]:
 
 
 class Router:
-    def __init__(self, start: int = 0) -> None:
+    def __init__(self, start: int = 0, linear_hashing: bool = True) -> None:
         self._round_robin = itertools.count(start)
+        self.linear_hashing = linear_hashing  # off only for `chaoskit mutate` (linear-hashing)
 
     def partition(self, info: TopicInfo, key: bytes | None) -> int:
         """The partition for a record with this key (None: unkeyed)."""
@@ -41,8 +42,10 @@ class Router:
             raise NoWritablePartition(f"topic {info.name!r} has no ReadWrite partition in the client's metadata")
         if key is None:
             return choices[next(self._round_robin) % len(choices)]
-        if ordered(info):
+        if ordered(info) and self.linear_hashing:
             p = linear_partition(key, info.initial_partition_count, info.undeleted_partition_count)
+        elif ordered(info):
+            p = modulo_partition(key, info.undeleted_partition_count)
         else:
             p = modulo_partition(key, len(info.partitions))
         if p not in choices:

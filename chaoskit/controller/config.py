@@ -12,19 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from chaoskit.controller.failpoints import FAILPOINTS
-from chaoskit.protocol.node_config import (MAX_MS, REQUIRED, ConfigError, Spec, parse_bool, parse_int, parse_peers,
-                                           parse_spec, parse_zk_connect)
-
-
-def _failpoints(key: str, value: Any) -> frozenset[str]:
-    names = value.split(",") if isinstance(value, str) else value
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise ConfigError(f"{key}: expected a comma-separated string or a list of names, got {value!r}")
-    chosen = frozenset(n.strip() for n in names if n.strip())
-    unknown = sorted(chosen - set(FAILPOINTS))
-    if unknown:
-        raise ConfigError(f"{key}: unknown failpoint(s) {', '.join(unknown)}; known: {', '.join(sorted(FAILPOINTS))}")
-    return chosen
+from chaoskit.protocol.mutations import CONTROLLER, mutation_names
+from chaoskit.protocol.node_config import (MAX_MS, REQUIRED, ConfigError, Spec, parse_bool, parse_int, parse_names,
+                                           parse_peers, parse_spec, parse_zk_connect)
 
 SPEC: Spec = {
     "controller.id": ("controller_id", parse_int(0), REQUIRED),
@@ -39,7 +29,8 @@ SPEC: Spec = {
         ("delete_topic_partition_interval_delay_ms", parse_int(0, MAX_MS), 60000),
     "controller.unstable.allow.internal.coordinator.partition.increase":
         ("allow_internal_partition_increase", parse_bool, False),
-    "controller.failpoints": ("failpoints", _failpoints, frozenset()),
+    "controller.failpoints": ("failpoints", parse_names(FAILPOINTS, "failpoint"), frozenset()),
+    "mutations": ("mutations", parse_names(mutation_names(CONTROLLER), "mutation"), frozenset()),
 }
 
 
@@ -56,10 +47,14 @@ class ControllerConfig:
     delete_topic_partition_interval_delay_ms: int = 60000
     allow_internal_partition_increase: bool = False
     failpoints: frozenset[str] = frozenset()
+    mutations: frozenset[str] = frozenset()  # elements turned off for `chaoskit mutate` (protocol/mutations.py)
 
     @classmethod
     def from_dict(cls, raw: Any) -> ControllerConfig:
-        return cls(**parse_spec(raw, SPEC))
+        values = parse_spec(raw, SPEC)
+        if "guardrail" in values["mutations"]:  # KAFKA-20029 turned off: as if the unstable switch were on
+            values["allow_internal_partition_increase"] = True
+        return cls(**values)
 
     @classmethod
     def load(cls, path: str | Path) -> ControllerConfig:

@@ -30,6 +30,16 @@ log = logging.getLogger("chaoskit.controller.topic_changes")
 _ATTEMPTS = 20
 
 
+def removal_delay(asked: int | None, mutations: frozenset[str]) -> int | None:
+    """The delay before marked partitions are removed (KIP-694; None: once drained, KIP-253), unless
+    a mutation turns that wait off (chaoskit mutate): then at once."""
+    if "delayed-deletion" in mutations and asked is not None and asked >= 0:
+        return 0
+    if "drained-deletion" in mutations and (asked is None or asked < 0):
+        return 0
+    return asked
+
+
 def settle(ctl: Controller, topic: str) -> set[TopicPartition]:
     """Finish whatever change of `topic` ZooKeeper shows; the partitions whose state was written.
     A concurrent write (a leader's ISR change, a broker's new count) makes it re-read and go on."""
@@ -100,7 +110,7 @@ def _mark(ctl: Controller, topic: str, assignment: TopicAssignment) -> set[Topic
     if not todo:
         return set()
     epochs = plan.deletion_epochs(assignment, states) if cfg.ordered_delivery_enable else {}
-    delay = assignment.delete_partitions_delay_ms
+    delay = removal_delay(assignment.delete_partitions_delay_ms, cfg.mutations)
     delete_at = int(time.time() * 1000) + delay if delay is not None and delay >= 0 else None
     for p in todo:
         ctl.write_state((topic, p), ctl.written(states[p], mode=PartitionMode.READ_ONLY, before_deletion=epochs,

@@ -7,7 +7,7 @@ and raises ConfigError naming the key, what was given and what is allowed.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 Parser = Callable[[str, Any], Any]
 # key -> (attribute, parser, default); a default of REQUIRED must be given.
@@ -82,6 +82,22 @@ def parse_peers(key: str, value: Any) -> dict[int, tuple[str, int]]:
             raise ConfigError(f"{key}: {bid!r} is not a broker id (a non-negative integer)")
         peers[int(bid)] = parse_address(f"{key}[{bid}]", addr)
     return peers
+
+
+def parse_names(known: Iterable[str], what: str) -> Callable[[str, Any], frozenset[str]]:
+    """A set of names, each one of `known`, from a comma-separated string or a JSON list."""
+    allowed = frozenset(known)
+
+    def parse(key: str, value: Any) -> frozenset[str]:
+        names = value.split(",") if isinstance(value, str) else value
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(f"{key}: expected a comma-separated string or a list of names, got {value!r}")
+        chosen = frozenset(n.strip() for n in names if n.strip())
+        unknown = sorted(chosen - allowed)
+        if unknown:
+            raise ConfigError(f"{key}: unknown {what}(s) {', '.join(unknown)}; known: {', '.join(sorted(allowed))}")
+        return chosen
+    return parse
 
 
 def parse_spec(raw: Any, spec: Spec) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 from chaoskit.checkers.verdict import Verdict
 from chaoskit.cluster.spec import ClusterSpec
 from chaoskit.nemesis.schedule import Schedule, generate
+from chaoskit.protocol.mutations import BROKER, CONTROLLER, MUTATIONS, checked
 
 HISTORY_FILE, RESULTS_FILE, TEST_FILE = "history.jsonl", "results.json", "test.json"
 VERSION_KEY = "chaoskit_version"  # in test.json: which chaoskit wrote it (a replay on another may differ)
@@ -61,6 +62,7 @@ class ChaosTest:
     drain_timeout_s: float = 60.0
     replay: str | None = None  # the command that runs this again; the plugin fills in the pytest one
     labels: dict[str, str] = field(default_factory=dict)  # epic, feature, severity for reports
+    mutations: list[str] = field(default_factory=list)  # elements turned off (chaoskit.protocol.mutations)
 
     def to_json(self) -> dict[str, Any]:
         from chaoskit import __version__
@@ -87,13 +89,20 @@ class ChaosTest:
         """The consumer group of the run's clients."""
         return f"chaoskit-{self.name}"
 
+    def mutations_of(self, part: str) -> dict[str, list[str]]:
+        """{"mutations": [...]} for the config or options of `part`, or {} (ValueError for an unknown name)."""
+        names = checked(self.mutations)
+        mine = sorted(n for n in names if MUTATIONS[n].part == part)
+        return {"mutations": mine} if mine else {}
+
 
 def cluster_spec(test: ChaosTest, run_id: str, run_dir: Path) -> ClusterSpec:
     """The proxied cluster a test runs on, with quick failure detection under its own configs."""
     return ClusterSpec(brokers=test.brokers, controllers=test.controllers, zookeepers=test.zookeepers,
                        profile=test.profile, run_id=run_id, run_dir=run_dir, proxied=True, seed=test.seed,
-                       broker_config={**FAST_BROKER, **test.broker_config},
-                       controller_config={**FAST_CONTROLLER, **test.controller_config})
+                       broker_config={**FAST_BROKER, **test.broker_config, **test.mutations_of(BROKER)},
+                       controller_config={**FAST_CONTROLLER, **test.controller_config,
+                                          **test.mutations_of(CONTROLLER)})
 
 
 def schedule_for(test: ChaosTest) -> Schedule | None:

@@ -30,6 +30,7 @@ from chaoskit.nemesis.compose import ComposedNemesis
 from chaoskit.nemesis.executor import MonotonicClock, run_schedule
 from chaoskit.nemesis.schedule import Schedule
 from chaoskit.pluginmanager import get_plugin_manager, lookup
+from chaoskit.protocol.mutations import CLIENT
 from chaoskit.roles import Client, Nemesis, NoopNemesis, Workload
 from chaoskit.run.chaostest import (HISTORY_FILE, RESULTS_FILE, TEST_FILE, ChaosTest, RunResult, cluster_spec,
                                     schedule_for)
@@ -113,7 +114,7 @@ def compose_parts(parts: Parts) -> None:
     topic = {"topic": test.topics[0].name} if test.topics else {}
     parts.workload = lookup("workloads", test.workload)(seed=test.seed, duration_s=test.duration_s,
                                                         **{**topic, **test.workload_options})
-    parts.client = lookup("clients", test.client)(**test.client_options)
+    parts.client = lookup("clients", test.client)(**{**test.client_options, **test.mutations_of(CLIENT)})
     faults = sorted(parts.schedule.spec.fault_names) if parts.schedule is not None else []
     if faults:
         parts.nemesis = ComposedNemesis({name: lookup("faults", name)() for name in faults})

@@ -47,11 +47,12 @@ class RunOptions:
     reports: Path | None = None
     keep: bool = False
     dry_run: bool = False
+    mutations: tuple[str, ...] = ()  # elements of the proposals turned off (chaoskit mutate)
 
     def fields_for(self, marker: dict[str, Any]) -> dict[str, Any]:
         """The ChaosTest fields these options set for a test with `marker`: the marker's seed wins."""
         given = {"backend": self.backend, "duration_s": self.duration_s, "spark_master": self.spark_master,
-                 "reports": self.reports}
+                 "reports": self.reports, "mutations": list(self.mutations) or None}
         return {**{k: v for k, v in given.items() if v is not None},
                 **({} if "seed" in marker else {"seed": self.seed})}
 
@@ -89,6 +90,8 @@ class Chaos:
     def replay_command(self, test: ChaosTest) -> str:
         args = ["pytest", self.nodeid, f"--chaos-seed={test.seed}", f"--chaos-duration={test.duration_s:g}",
                 f"--chaos-backend={test.backend}", f"--chaos-profile={test.profile}"]
+        if test.mutations:
+            args.append(f"--chaos-mutation={','.join(test.mutations)}")
         return " ".join(shlex.quote(a) for a in args)
 
     def run(self, test: ChaosTest | None = None, **overrides: Any) -> RunResult:

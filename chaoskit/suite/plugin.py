@@ -26,6 +26,8 @@ OPTIONS = (
     ("--chaos-profile", "chaos_profile", "patched, unpatched or both: which broker/controller profile to run", "both"),
     ("--spark-master", "spark_master", "Spark master URL for the checkers (default local[2])", "local[2]"),
     ("--chaos-reports", "chaos_reports", "directory for run outputs (runs/<id>/, allure-results/)", "reports"),
+    ("--chaos-mutation", "chaos_mutation", "turn off elements of the proposals in every run, to show a suite "
+     "catches their absence (comma-separated names; `chaoskit mutate` lists them)", None),
 )
 CHOICES = {"--chaos-backend": BACKENDS, "--chaos-profile": (*PROFILES, "both")}
 
@@ -139,7 +141,9 @@ def run_options(config: pytest.Config) -> Any:
                       duration_s=float(duration) if duration not in (None, "") else None,
                       spark_master=chaos_option(config, "spark_master"),
                       reports=Path(chaos_option(config, "chaos_reports")),
-                      keep=bool(chaos_option(config, "chaos_keep")), dry_run=bool(chaos_option(config, "chaos_dry_run")))
+                      keep=bool(chaos_option(config, "chaos_keep")), dry_run=bool(chaos_option(config, "chaos_dry_run")),
+                      mutations=tuple(n.strip() for n in (chaos_option(config, "chaos_mutation") or "").split(",")
+                                      if n.strip()))
 
 
 # --- fixtures ----------------------------------------------------------------------------------

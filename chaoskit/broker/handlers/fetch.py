@@ -29,7 +29,8 @@ def _serving(broker: Any, topic: str, fp: Any, replica_id: int, undeleted: int) 
     p = broker.replicas.partition(topic, fp.partition)
     if p is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{fp.partition} is not here")
-    p.check_leader_epoch(fp.current_leader_epoch, broker.config.leader_epoch_fencing_enable)
+    p.check_leader_epoch(fp.current_leader_epoch, broker.config.leader_epoch_fencing_enable
+                         and "fetch-epoch-fencing" not in broker.config.mutations)
     p.require_leader()
     if replica_id >= 0 and replica_id not in p.replicas:
         raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{p}: broker {replica_id} is not a replica")

@@ -113,9 +113,12 @@ async def list_offsets(broker: Any, header: Any, request: Any) -> Any:
 async def offset_for_leader_epoch(broker: Any, header: Any, request: Any) -> Any:
     Part = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult.EpochEndOffset
 
+    # a consumer's question answered without epochs (chaoskit mutate): the log end, for any epoch
+    blind = "epoch-end-offsets" in broker.config.mutations and getattr(request, "replica_id", -1) < 0
+
     def answer(topic: str, rp: Any) -> Any:
         p = _leader(broker, topic, rp.partition, rp.current_leader_epoch)
-        epoch, end = p.log.epochs.end_offset_for(rp.leader_epoch)
+        epoch, end = (rp.leader_epoch, p.log_end_offset) if blind else p.log.epochs.end_offset_for(rp.leader_epoch)
         return Part(error_code=ErrorCode.NONE, partition=rp.partition, leader_epoch=epoch, end_offset=end)
 
     topics = _per_partition(request.topics, lambda t: t.topic, answer,

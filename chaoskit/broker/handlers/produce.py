@@ -31,7 +31,8 @@ def _append(broker: Any, topic: str, index: int, records: bytes | None, acks: in
             undeleted: int) -> tuple[int, int, Any]:
     """(first offset, last offset, partition) of an append as leader; KafkaError on refusal."""
     p = broker.replicas.leader(topic, index)
-    p.check_writable()
+    if "readonly-refusal" not in broker.config.mutations:
+        p.check_writable()
     if broker.replicas.checks_partition_count(topic):
         p.check_partition_count(undeleted)
     if acks == -1:
