@@ -44,6 +44,7 @@ class RunOptions:
     backend: str | None = None
     duration_s: float | None = None
     spark_master: str | None = None
+    engine: str | None = None
     reports: Path | None = None
     keep: bool = False
     dry_run: bool = False
@@ -52,7 +53,7 @@ class RunOptions:
     def fields_for(self, marker: dict[str, Any]) -> dict[str, Any]:
         """The ChaosTest fields these options set for a test with `marker`: the marker's seed wins."""
         given = {"backend": self.backend, "duration_s": self.duration_s, "spark_master": self.spark_master,
-                 "reports": self.reports, "mutations": list(self.mutations) or None}
+                 "engine": self.engine, "reports": self.reports, "mutations": list(self.mutations) or None}
         return {**{k: v for k, v in given.items() if v is not None},
                 **({} if "seed" in marker else {"seed": self.seed})}
 

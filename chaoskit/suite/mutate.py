@@ -65,7 +65,7 @@ def run_one(mutation: str, suite: str, seed: int, out: Path, suites_dir: Path = 
     where = (out / mutation / suite / str(seed)).resolve()
     where.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pytest", str(suites_dir / f"test_{suite}.py"), "-m", SMOKE, "-q",
-           "--chaos-profile=patched", f"--chaos-seed={seed}", f"--chaos-mutation={mutation}",
+           "--chaos-profile=patched", f"--chaos-seed={seed}", f"--chaos-mutation={mutation}", "--chaos-engine=local",
            f"--chaos-reports={where}", "-p", "no:cacheprovider", "-p", "no:allure_pytest"]  # the suites' own
     began = time.monotonic()
     with open(where / "pytest.log", "wb") as log:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from chaoskit.checkers.engine import ENGINES
 from chaoskit.cluster.spec import BACKENDS, PROFILES
 from chaoskit.roles import new_seed
 
@@ -25,11 +26,13 @@ OPTIONS = (
     ("--chaos-duration", "chaos_duration", "seconds of workload and faults per chaos test", None),
     ("--chaos-profile", "chaos_profile", "patched, unpatched or both: which broker/controller profile to run", "both"),
     ("--spark-master", "spark_master", "Spark master URL for the checkers (default local[2])", "local[2]"),
+    ("--chaos-engine", "chaos_engine", "checker engine: spark (default) or local (the same checks in this process)",
+     None),
     ("--chaos-reports", "chaos_reports", "directory for run outputs (runs/<id>/, allure-results/)", "reports"),
     ("--chaos-mutation", "chaos_mutation", "turn off elements of the proposals in every run, to show a suite "
      "catches their absence (comma-separated names; `chaoskit mutate` lists them)", None),
 )
-CHOICES = {"--chaos-backend": BACKENDS, "--chaos-profile": (*PROFILES, "both")}
+CHOICES = {"--chaos-backend": BACKENDS, "--chaos-profile": (*PROFILES, "both"), "--chaos-engine": ENGINES}
 
 MARKERS = (
     "chaos(faults=None, workload=None, duration=None, seed=None): a chaos test; the run composes these parts "
@@ -139,7 +142,7 @@ def run_options(config: pytest.Config) -> Any:
     duration = chaos_option(config, "chaos_duration")
     return RunOptions(seed=config.stash[SEED], backend=chaos_option(config, "chaos_backend"),
                       duration_s=float(duration) if duration not in (None, "") else None,
-                      spark_master=chaos_option(config, "spark_master"),
+                      spark_master=chaos_option(config, "spark_master"), engine=chaos_option(config, "chaos_engine"),
                       reports=Path(chaos_option(config, "chaos_reports")),
                       keep=bool(chaos_option(config, "chaos_keep")), dry_run=bool(chaos_option(config, "chaos_dry_run")),
                       mutations=tuple(n.strip() for n in (chaos_option(config, "chaos_mutation") or "").split(",")

@@ -165,6 +165,11 @@ class LibrdkafkaClient(StockClient):
                 on_assign=lambda _c, parts: self.record("on_partitions_assigned", parts),
                 on_revoke=lambda _c, parts: self.record("on_partitions_revoked", parts))
         messages = self._consumer.consume(num_messages=self.max_records, timeout=self.options.get("poll_ms", 500) / 1000)
+        for m in messages:  # what the library says went wrong is recorded, never judged: checks read deliveries
+            if m.error() is not None:
+                self.test.record({"process": self.process, "type": "info", "f": "consumer-error",
+                                  "topic": m.topic(), "partition": m.partition(), "offset": m.offset(),
+                                  "error": f"{m.error().name()}: {m.error().str()}"})
         records = [poll_record(m.partition(), m.offset(), m.key(), m.value(), m.leader_epoch())
                    for m in messages if m.error() is None]
         return ok(op, value=records)
