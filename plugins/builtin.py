@@ -25,12 +25,13 @@ def chaoskit_add_workloads() -> Factories:
 
 @hookimpl
 def chaoskit_add_clients() -> Factories:
+    from chaoskit_plugins.clients.aio import AiokafkaClient
     from chaoskit_plugins.clients.ordered import OrderedClient
     from chaoskit_plugins.clients.probe import ProbeClient
     from chaoskit_plugins.clients.stock import KafkaPythonClient, LibrdkafkaClient
 
-    return {"kafka-python": KafkaPythonClient, "librdkafka": LibrdkafkaClient, "ordered": OrderedClient,
-            "probe": ProbeClient}
+    return {"kafka-python": KafkaPythonClient, "librdkafka": LibrdkafkaClient, "aiokafka": AiokafkaClient,
+            "ordered": OrderedClient, "probe": ProbeClient}
 
 
 @hookimpl

@@ -1,1 +1,1 @@
-"""Built-in clients: the ordered client and the stock baselines (kafka-python, librdkafka)."""
+"""Built-in clients: the ordered client and the stock baselines (kafka-python, librdkafka, aiokafka)."""

@@ -32,10 +32,10 @@ class StockClient(ClientBase):
         other = self.options.get("producer", self.name)
         if op["f"] == "send" and other != self.name:
             if self._sender is None:
-                if other not in STOCK:
-                    raise ValueError(f"{self.name} client: producer {other!r} is not one of {', '.join(STOCK)}")
+                from chaoskit.pluginmanager import lookup
+
                 options = {k: v for k, v in self.options.items() if k != "producer"}
-                self._sender = STOCK[other](**options).open(test, self.process)
+                self._sender = lookup("clients", other)(**options).open(test, self.process)
             return self._sender.invoke(test, op)
         return super().invoke(test, op)
 
@@ -192,7 +192,5 @@ class LibrdkafkaClient(StockClient):
         if self._consumer is not None:
             self._consumer.close()
 
-
-STOCK = {KafkaPythonClient.name: KafkaPythonClient, LibrdkafkaClient.name: LibrdkafkaClient}
 
 
