@@ -20,9 +20,10 @@ GROW_OFFSETS = [admin_step(0.25, "expand", 10, topic=OFFSETS),
 
 
 @pytest.mark.chaos(faults=mix(GROW_OFFSETS, {}), workload="coordinator-probe", duration=16,
-                   epic="KAFKA-20029", feature="__consumer_offsets expansion and broker restarts", severity="critical")
+                   epic="KAFKA-20029", feature="__consumer_offsets expansion and broker restarts", severity="critical",
+                   guarantee="kafka-20029-one-coordinator", clients=("probe",))
 def test_one_coordinator_per_group(chaos):
-    result = chaos.run(client="probe", checks=["coordinator-split"], topics=[],
+    result = chaos.run(checks=["coordinator-split"], topics=[],
                        workload_options={"brokers": 3, "groups": 8, "rate": 10})
     # patched, the guardrail must refuse the expansion; unpatched, it must go through
     chaos.expect(result, unpatched={"coordinator-split"}, refused=chaos.pick(patched={"admin"}, unpatched=()),

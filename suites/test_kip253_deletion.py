@@ -33,7 +33,7 @@ def _run(chaos, keys: int, producers: int):
     test = chaos.test()
     unordered = chaos.pick(patched={}, unpatched=DELETION_WITHOUT_ORDER)
     scripted = chaos.pick(patched=test.faults["scripted"], unpatched=at_once(test.faults["scripted"]))
-    return chaos.run(topics=[Topic(TOPIC, 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
+    return chaos.run(topics=[Topic(TOPIC, 4)],
                      broker_config=unordered, controller_config=unordered, drain_timeout_s=20,
                      faults={**test.faults, "scripted": scripted},
                      workload_options={**SLOW_GROUP, "keys": keys, "producers": producers,
@@ -43,14 +43,15 @@ def _run(chaos, keys: int, producers: int):
 
 
 @pytest.mark.chaos(faults=mix(SHRINK, LEADER_ISOLATION), workload="keyed-sequences", duration=16,
-                   epic="KIP-253", feature="deletion under leader isolation", severity="critical")
+                   epic="KIP-253", feature="deletion under leader isolation", severity="critical",
+                   guarantee="kip253-key-order")
 def test_key_order_across_deletion(chaos):
     chaos.expect(_run(chaos, 60, 3), unpatched={"unseen"}, evidence=EVIDENCE)
 
 
 @pytest.mark.nightly
 @pytest.mark.chaos(faults=mix(SHRINK + [admin_step(0.6, "shrink", 4)], {**LEADER_ISOLATION, **BROKER_KILLS}),
-                   workload="keyed-sequences", duration=120, epic="KIP-253",
+                   workload="keyed-sequences", duration=120, epic="KIP-253", guarantee="kip253-key-order",
                    feature="deletion under isolation and kills", severity="critical")
 def test_key_order_across_deletion_long(chaos):
     chaos.expect(_run(chaos, 200, 4), unpatched={"unseen"}, evidence=EVIDENCE)

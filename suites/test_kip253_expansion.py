@@ -15,9 +15,10 @@ MOVED = {"key-order": {"moved_pairs": 5}}
 
 
 @pytest.mark.chaos(faults=mix(GROWTH, LEADER_ISOLATION), workload="keyed-sequences", duration=16,
-                   epic="KIP-253", feature="expansion under leader isolation", severity="critical")
+                   epic="KIP-253", feature="expansion under leader isolation", severity="critical",
+                   guarantee="kip253-key-order")
 def test_key_order_across_expansion(chaos):
-    result = chaos.run(topics=[Topic(TOPIC, 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
+    result = chaos.run(topics=[Topic(TOPIC, 4)],
                        workload_options=SLOW_GROUP, client_options=SMALL_POLLS)
     chaos.expect(result, unpatched={"key-order"}, evidence=MOVED)
 
@@ -25,10 +26,10 @@ def test_key_order_across_expansion(chaos):
 @pytest.mark.nightly
 @pytest.mark.chaos(faults=mix(GROWTH + [admin_step(0.7, "expand", 12)],
                               {**LEADER_ISOLATION, **BROKER_KILLS, **STALE_METADATA}),
-                   workload="keyed-sequences", duration=120, epic="KIP-253",
+                   workload="keyed-sequences", duration=120, epic="KIP-253", guarantee="kip253-key-order",
                    feature="expansion under isolation, kills and stale metadata", severity="critical")
 def test_key_order_across_expansion_long(chaos):
-    result = chaos.run(topics=[Topic(TOPIC, 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
+    result = chaos.run(topics=[Topic(TOPIC, 4)],
                        workload_options={**SLOW_GROUP, "producers": 4, "consumers": 3, "keys": 200},
                        client_options=SMALL_POLLS)
     chaos.expect(result, unpatched={"key-order"}, evidence=MOVED)
@@ -36,10 +37,11 @@ def test_key_order_across_expansion_long(chaos):
 
 @pytest.mark.docker
 @pytest.mark.chaos(faults=mix(GROWTH, LEADER_ISOLATION), workload="keyed-sequences", duration=16, epic="KIP-253",
+                   guarantee="kip253-key-order", clients=("ordered",),
                    feature="expansion under leader isolation, in containers", severity="critical",
                    profiles=("patched",))
 def test_key_order_across_expansion_in_containers(chaos):
     """The docker backend's case: the same claim with every node in its own container."""
-    result = chaos.run(backend="docker", topics=[Topic(TOPIC, 4)], client="ordered",
+    result = chaos.run(backend="docker", topics=[Topic(TOPIC, 4)],
                        workload_options=SLOW_GROUP, client_options=SMALL_POLLS)
     chaos.expect(result, evidence=MOVED)

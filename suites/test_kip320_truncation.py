@@ -34,34 +34,25 @@ READ_INTO = {"truncation-undetected": {"replaced_reads": 1}}
 STOCK = {"kafka-python": {}, "librdkafka": {"producer": "kafka-python"}, "aiokafka": {"producer": "kafka-python"}}
 
 
-def _run(chaos, duration_rate: float, client: str | None = None):
+def _run(chaos, duration_rate: float):
     # the drain cannot read back the writes the election lost: do not wait long for them
-    client = client or chaos.pick(patched="ordered", unpatched="kafka-python")
+    client = chaos.test().client
     return chaos.run(topics=[Topic(TOPIC, 2, config=UNCLEAN_TOPIC)], checks=CHECKS, drain_timeout_s=15,
                      client=client, client_options=STOCK.get(client, {"truncation_policy": "reset"}),
                      workload_options={"producers": 2, "consumers": 2, "keys": 20, "rate": duration_rate})
 
 
 @pytest.mark.chaos(faults=mix(UNCLEAN, {}), workload="keyed-sequences", duration=16,
-                   epic="KIP-320", feature="unclean leader election", severity="critical")
+                   epic="KIP-320", feature="unclean leader election", severity="critical",
+                   guarantee="kip320-truncation-detection")
 def test_truncation_is_detected(chaos):
     chaos.expect(_run(chaos, 30), unpatched={"truncation-undetected"}, evidence=READ_INTO)
 
 
 @pytest.mark.nightly
 @pytest.mark.chaos(faults=mix(UNCLEAN + [{**UNCLEAN[0], "at": 0.6, "target": f"leader-of:{TOPIC}/1"}], {}),
-                   workload="keyed-sequences", duration=90, epic="KIP-320",
+                   workload="keyed-sequences", duration=90, epic="KIP-320", guarantee="kip320-truncation-detection",
                    feature="repeated unclean leader elections", severity="critical")
 def test_truncation_is_detected_long(chaos):
     chaos.expect(_run(chaos, 50), unpatched={"truncation-undetected"}, evidence=READ_INTO)
 
-
-@pytest.mark.nightly
-@pytest.mark.parametrize("client", ["kafka-python", "librdkafka"])  # they validate positions (KIP-320); aiokafka does not
-@pytest.mark.chaos(faults=mix(UNCLEAN, {}), workload="keyed-sequences", duration=16,
-                   epic="KIP-320", feature="unclean leader election, stock consumers", severity="critical")
-def test_stock_consumers_detect_truncation_when_told_the_epochs(chaos, client):
-    """KIP-320 is the broker's side too: a stock consumer that validates its position re-reads from the
-    divergence offset when the broker tells it the leader epochs (patched), and reads on past the
-    replaced records when it does not (unpatched), judged by its deliveries alone."""
-    chaos.expect(_run(chaos, 30, client), unpatched={"truncation-undetected"}, evidence=READ_INTO)

@@ -42,19 +42,20 @@ def _run(chaos, rate: float):
     # unpatched, the drain waits in vain for the lost writes: do not wait long
     return chaos.run(topics=[Topic(TOPIC, 2, config=DURABLE)], broker_config=PATIENT_LEADERS,
                      drain_timeout_s=chaos.pick(patched=30, unpatched=10),
-                     client=chaos.pick(patched="ordered", unpatched="kafka-python"),
+                    
                      workload_options={"producers": 4, "consumers": 2, "keys": 20, "rate": rate,
                                        "consumer_start_s": chaos.test().duration_s})
 
 
 @pytest.mark.chaos(faults=mix([_story(0, 3.0)], {}), workload="keyed-sequences", duration=34,
-                   epic="KIP-320", feature="zombie brokers", severity="critical")
+                   epic="KIP-320", feature="zombie brokers", severity="critical", guarantee="kip320-zombie-fencing")
 def test_zombies_are_fenced(chaos):
     chaos.expect(_run(chaos, 30), unpatched={"inconsistent-offsets"}, evidence=STORY)
 
 
 @pytest.mark.nightly
 @pytest.mark.chaos(faults=mix([_story(0, 3.0), _story(1, 60.0)], {}), workload="keyed-sequences", duration=110,
-                   epic="KIP-320", feature="zombie brokers on every partition", severity="critical")
+                   epic="KIP-320", feature="zombie brokers on every partition", severity="critical",
+                   guarantee="kip320-zombie-fencing")
 def test_zombies_are_fenced_long(chaos):
     chaos.expect(_run(chaos, 50), unpatched={"inconsistent-offsets"}, evidence={"zombie-rejoin": {"steps": 18}})

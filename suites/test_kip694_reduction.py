@@ -29,7 +29,7 @@ def _run(chaos, rate: float):
     test = chaos.test()
     # the reduction at 30% of the run, the group at 50%, the partitions gone at 80% (patched)
     delay_ms = chaos.pick(patched=int(test.duration_s * 500), unpatched=0)
-    return chaos.run(topics=[Topic(TOPIC, 4)], client=chaos.pick(patched="ordered", unpatched="kafka-python"),
+    return chaos.run(topics=[Topic(TOPIC, 4)],
                      broker_config=REMOVAL, controller_config=REMOVAL, drain_timeout_s=20,
                      faults={**test.faults, "scripted": _reduction(delay_ms)},
                      workload_options={"producers": 2, "consumers": 1, "keys": 40, "rate": rate,
@@ -37,13 +37,15 @@ def _run(chaos, rate: float):
 
 
 @pytest.mark.chaos(faults=mix([], LEADER_ISOLATION, mean_interval_s=5), workload="keyed-sequences", duration=16,
-                   epic="KIP-694", feature="partition reduction under leader isolation", severity="critical")
+                   epic="KIP-694", feature="partition reduction under leader isolation", severity="critical",
+                   guarantee="kip694-mode-awareness")
 def test_reduction_loses_nothing(chaos):
     chaos.expect(_run(chaos, 40), unpatched={"unseen"}, evidence=chaos.pick(**EVIDENCE))
 
 
 @pytest.mark.nightly
 @pytest.mark.chaos(faults=mix([], LEADER_ISOLATION), workload="keyed-sequences", duration=120,
-                   epic="KIP-694", feature="partition reduction under leader isolation", severity="normal")
+                   epic="KIP-694", feature="partition reduction under leader isolation", severity="normal",
+                   guarantee="kip694-mode-awareness")
 def test_reduction_loses_nothing_long(chaos):
     chaos.expect(_run(chaos, 60), unpatched={"unseen"}, evidence=chaos.pick(**EVIDENCE))

@@ -27,6 +27,7 @@ def register(sub: Any) -> None:
     p.add_argument("--profile", choices=PROFILES, help="override the profile")
     p.add_argument("--backend", choices=BACKENDS, help="override the backend")
     p.add_argument("--engine", choices=ENGINES, help="checker engine")
+    p.add_argument("--client", help="override the client (a registered client's name: `chaoskit plugins` lists them)")
     p.add_argument("--spark-master", help="Spark master URL for the checks")
     p.add_argument("--reports", type=Path, help="where runs/ goes")
     p.add_argument("--keep", action="store_true", help="leave the cluster up if the run is not clean")
@@ -50,7 +51,8 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"chaoskit run: warning: {args.test} was written by chaoskit {written_by or '(unknown version)'}, "
               f"this is {__version__}: the replay may differ", file=sys.stderr)
     overrides = {"seed": args.seed, "duration_s": args.duration, "profile": args.profile, "backend": args.backend,
-                 "engine": args.engine, "spark_master": args.spark_master, "reports": args.reports}
+                 "engine": args.engine, "spark_master": args.spark_master, "reports": args.reports,
+                 "client": args.client}
     test = replace(test, **{k: v for k, v in overrides.items() if v is not None})
     test.replay = None  # the replay of this run is this run's own test.json
     result = run(test, progress=sys.stderr.isatty(), keep=args.keep)

@@ -30,6 +30,8 @@ PATCHED, UNPATCHED = "patched", "unpatched"
 # marker keyword -> ChaosTest field, where the names differ
 MARKER_FIELDS = {"duration": "duration_s"}
 LABEL_KEYS = ("epic", "feature", "story", "severity")
+# marker keywords that are about the test, not its ChaosTest
+TEST_KEYS = (*LABEL_KEYS, "profiles", "clients", "guarantee")
 
 
 class ChaosFailure(AssertionError):
@@ -60,8 +62,8 @@ class RunOptions:
 
 class Chaos:
     def __init__(self, profile: str, name: str, nodeid: str, marker: dict[str, Any], options: RunOptions,
-                 report: Callable[[RunResult], Any] | None = None) -> None:
-        self.profile, self.name, self.nodeid = profile, name, nodeid
+                 report: Callable[[RunResult], Any] | None = None, client: str | None = None) -> None:
+        self.profile, self.name, self.nodeid, self.client = profile, name, nodeid, client
         self.marker, self.options, self.report = marker, options, report
         self.results: list[RunResult] = []
 
@@ -73,8 +75,10 @@ class Chaos:
         """The ChaosTest this test function would run: marker, then options, then `overrides`."""
         known = {f.name for f in fields(ChaosTest)}
         values: dict[str, Any] = {"name": self.name, "profile": self.profile}
+        if self.client is not None:
+            values["client"] = self.client  # the case's client; a `client=` in the marker or the call wins
         for key, value in self.marker.items():
-            if key in LABEL_KEYS or key == "profiles":
+            if key in TEST_KEYS:
                 continue
             field_name = MARKER_FIELDS.get(key, key)
             if field_name not in known:
@@ -93,6 +97,8 @@ class Chaos:
                 f"--chaos-backend={test.backend}", f"--chaos-profile={test.profile}"]
         if test.mutations:
             args.append(f"--chaos-mutation={','.join(test.mutations)}")
+        if self.client is not None and self.nodeid.endswith(f"-{self.client}]"):  # a case named by its client
+            args.append(f"--chaos-client={self.client}")
         return " ".join(shlex.quote(a) for a in args)
 
     def run(self, test: ChaosTest | None = None, **overrides: Any) -> RunResult:
@@ -129,7 +135,21 @@ class Chaos:
         {count: at least}, e.g. {"key-order": {"moved_pairs": 5}}, or a staged fault -> {"steps": n},
         the steps its story recorded (`pick` it per profile if they differ)."""
         expected = set(patched if result.test.profile == PATCHED else unpatched)
+        claimed = self.claimed(result)
+        if claimed == "not claimed":
+            _not_claimed(result, self.marker.get("guarantee"), evidence or {})
         expect_verdict(result, expected, set(refused), evidence or {})
+
+    def claimed(self, result: RunResult) -> str:
+        """What the run's client claims of the guarantee the test is about (suite.guarantees.expectation)."""
+        from chaoskit.pluginmanager import lookup
+        from chaoskit.suite.guarantees import claims_of, expectation
+
+        try:
+            claims = claims_of(lookup("clients", result.test.client))
+        except ValueError:
+            claims = frozenset()
+        return expectation(self.marker.get("guarantee"), result.test.profile, claims)
 
 
 Evidence = Mapping[str, Mapping[str, int]]
@@ -186,6 +206,18 @@ def expect_verdict(result: RunResult, expected: set[str], refused: set[str] = fr
         _fail(result, f"not caught: {', '.join(sorted(missing))} expected in the {result.test.profile} profile, "
                       f"found {', '.join(sorted(result.anomalies)) or 'no anomaly'}: the checks could not catch a "
                       f"known-broken system")
+
+
+def _not_claimed(result: RunResult, guarantee: str | None, evidence: Evidence) -> None:
+    """A client-side guarantee the client does not claim: reported with what was seen, never failed."""
+    import pytest
+
+    seen = ", ".join(sorted(result.anomalies)) or ("nothing" if result.valid is True else f"verdict {result.valid}")
+    short = missing_evidence(result, evidence)
+    result.stats["claim"] = {"guarantee": guarantee, "claimed": False, "seen": seen}
+    pytest.skip(f"not claimed: the {result.test.client} client does not claim {guarantee}; on the patched profile "
+                f"its run found {seen}{' (not exercised: ' + '; '.join(short) + ')' if short else ''} "
+                f"[run {result.run_id}: {result.run_dir}]")
 
 
 def _fail(result: RunResult, message: str) -> None:

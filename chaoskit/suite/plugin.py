@@ -29,14 +29,17 @@ OPTIONS = (
     ("--chaos-engine", "chaos_engine", "checker engine: spark (default) or local (the same checks in this process)",
      None),
     ("--chaos-reports", "chaos_reports", "directory for run outputs (runs/<id>/, allure-results/)", "reports"),
+    ("--chaos-client", "chaos_clients", "the clients to run each chaos test with, comma-separated (default: "
+     "ordered on patched, kafka-python on unpatched); every test runs in each profile with each", None),
     ("--chaos-mutation", "chaos_mutation", "turn off elements of the proposals in every run, to show a suite "
      "catches their absence (comma-separated names; `chaoskit mutate` lists them)", None),
 )
 CHOICES = {"--chaos-backend": BACKENDS, "--chaos-profile": (*PROFILES, "both"), "--chaos-engine": ENGINES}
 
 MARKERS = (
-    "chaos(faults=None, workload=None, duration=None, seed=None): a chaos test; the run composes these parts "
-    "(a seed here pins the test and wins over --chaos-seed)",
+    "chaos(faults=None, workload=None, duration=None, seed=None, guarantee=None, clients=None): a chaos test; "
+    "the run composes these parts (a seed here pins the test and wins over --chaos-seed; `clients` the only "
+    "clients it runs with; `guarantee` the promise it tests, for what clients claim)",
     "nightly: a long chaos run, left out of CI (run with -m nightly)",
     "docker: needs a Docker engine (the docker backend)",
 )
@@ -86,17 +89,36 @@ def pytest_report_header(config: pytest.Config) -> str:
             f"profiles {chaos_option(config, 'chaos_profile')}, reports {chaos_option(config, 'chaos_reports')}")
 
 
+DEFAULT_CLIENTS = {"patched": "ordered", "unpatched": "kafka-python"}
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test using `chaos` runs once per profile asked for (and the marker allows)."""
-    if "chaos_profile" not in metafunc.fixturenames:
+    """A test using `chaos` runs once per profile asked for (and the marker allows), with each client
+    asked for (--chaos-client; else the profile's default); a marker's `clients` are the only ones."""
+    if "chaos_case" not in metafunc.fixturenames:
         return
     asked = chaos_option(metafunc.config, "chaos_profile")
     profiles = list(PROFILES) if asked == "both" else [asked]
     marker = metafunc.definition.get_closest_marker("chaos")
-    allowed = (marker.kwargs.get("profiles") if marker else None) or PROFILES
+    kwargs = marker.kwargs if marker else {}
+    allowed = kwargs.get("profiles") or PROFILES
     chosen = [p for p in profiles if p in allowed]
-    metafunc.parametrize("chaos_profile", chosen or [pytest.param(
-        "none", marks=pytest.mark.skip(reason=f"profile {asked} is not one this test runs ({', '.join(allowed)})"))])
+    if not chosen:
+        metafunc.parametrize("chaos_case", [pytest.param(("none", "none"), marks=pytest.mark.skip(
+            reason=f"profile {asked} is not one this test runs ({', '.join(allowed)})"))])
+        return
+    clients = [c.strip() for c in (chaos_option(metafunc.config, "chaos_clients") or "").split(",") if c.strip()]
+    own = list(kwargs.get("clients") or ())
+    if own and clients and not set(own) & set(clients):
+        metafunc.parametrize("chaos_case", [pytest.param(("none", "none"), marks=pytest.mark.skip(
+            reason=f"this test runs only with {', '.join(own)}, not {', '.join(clients)}"))])
+        return
+    cases = []
+    for profile in chosen:
+        for client in [c for c in own if not clients or c in clients] or clients or [DEFAULT_CLIENTS[profile]]:
+            named = clients and not own  # the default pairs keep their plain ids, [patched] and [unpatched]
+            cases.append(pytest.param((profile, client), id=f"{profile}-{client}" if named else profile))
+    metafunc.parametrize("chaos_case", cases)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -151,8 +173,8 @@ def run_options(config: pytest.Config) -> Any:
 
 # --- fixtures ----------------------------------------------------------------------------------
 @pytest.fixture
-def chaos(request: pytest.FixtureRequest, chaos_profile: str) -> Any:
-    """A ChaosTest runner for this test and profile; see chaoskit.suite.chaos."""
+def chaos(request: pytest.FixtureRequest, chaos_case: tuple[str, str]) -> Any:
+    """A ChaosTest runner for this test, profile and client; see chaoskit.suite.chaos."""
     from chaoskit.reporting.allure_report import label_test
     from chaoskit.suite.chaos import LABEL_KEYS, Chaos
 
@@ -161,8 +183,9 @@ def chaos(request: pytest.FixtureRequest, chaos_profile: str) -> Any:
     label_test({k: str(v) for k, v in kwargs.items() if k in LABEL_KEYS})
     request.config.stash[RAN] = True
     name = request.node.originalname if hasattr(request.node, "originalname") else request.node.name
-    return Chaos(chaos_profile, name.removeprefix("test_"), request.node.nodeid, kwargs,
-                 run_options(request.config), report=_report)
+    profile, client = chaos_case
+    return Chaos(profile, name.removeprefix("test_"), request.node.nodeid, kwargs,
+                 run_options(request.config), report=_report, client=client)
 
 
 def _report(result: Any) -> None:

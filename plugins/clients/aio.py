@@ -20,6 +20,8 @@ CLOSE_S = 5.0
 
 class AiokafkaClient(StockClient):
     name = "aiokafka"
+    library = "aiokafka"
+    claims: frozenset[str] = frozenset()  # no KIP-320 position validation, no KIP-253/694 awareness
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -70,6 +70,8 @@ class ClientBase:
     would; `delivered_to(topic, partition)` is the highest offset it has delivered."""
 
     name = "client"
+    library = ""  # the distribution it drives (reports print its version)
+    claims: frozenset[str] = frozenset()  # the guarantees it implements (chaoskit.suite.guarantees)
 
     def __init__(self, **options: Any) -> None:
         self.options = options

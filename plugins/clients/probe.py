@@ -27,6 +27,7 @@ OFFSETS = "__consumer_offsets"
 
 class ProbeClient(ClientBase):
     name = "probe"
+    library = "chaoskit"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

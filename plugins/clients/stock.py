@@ -52,6 +52,8 @@ class StockClient(ClientBase):
 
 class KafkaPythonClient(StockClient):
     name = "kafka-python"
+    library = "kafka-python"
+    claims = frozenset({"kip320-truncation-detection"})  # 3.0 validates positions with OffsetsForLeaderEpoch
 
     def send(self, op: Op) -> Op:
         from kafka import KafkaProducer
@@ -123,6 +125,8 @@ def _close_producer(producer: Any) -> None:
 
 class LibrdkafkaClient(StockClient):
     name = "librdkafka"
+    library = "confluent-kafka"
+    claims = frozenset({"kip320-truncation-detection"})  # validates positions since librdkafka 2.1
 
     def send(self, op: Op) -> Op:
         from confluent_kafka import KafkaException, Producer
