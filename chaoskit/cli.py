@@ -21,6 +21,7 @@ COMMANDS: tuple[str, ...] = (
     "chaoskit.run.cli:register",
     "chaoskit.suite.nightly:register",
     "chaoskit.suite.mutate:register",
+    "chaoskit.suite.matrix:register",
     "chaoskit.checkers.cli:register",
 )
 

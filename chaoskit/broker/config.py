@@ -42,6 +42,7 @@ SPEC: Spec = {
     "log.segment.bytes": ("log_segment_bytes", parse_int(1024), 16777216),
     "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", parse_int(0, MAX_MS), 0),
     "mutations": ("mutations", parse_names(mutation_names(BROKER), "mutation"), frozenset()),
+    "request.log.path": ("request_log_path", parse_str, None),
 }
 
 
@@ -72,6 +73,7 @@ class BrokerConfig:
     log_segment_bytes: int = 16777216
     group_initial_rebalance_delay_ms: int = 0
     mutations: frozenset[str] = frozenset()  # elements turned off for `chaoskit mutate` (protocol/mutations.py)
+    request_log_path: str | None = None  # one line per client request and its errors (broker/request_log.py)
 
     @classmethod
     def from_dict(cls, raw: Any) -> "BrokerConfig":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+from pathlib import Path
 from typing import Any
 
 from kafka.protocol.api_header import RequestHeader
@@ -19,6 +20,7 @@ from chaoskit.broker.handlers import load_all
 from chaoskit.broker.metadata_cache import MetadataCache
 from chaoskit.broker.producer_ids import ProducerIdAllocator
 from chaoskit.broker.replica_manager import ReplicaManager
+from chaoskit.broker.request_log import RequestLog
 from chaoskit.broker.server import KafkaServer
 from chaoskit.broker.zk import BrokerZk
 from chaoskit.protocol.errors import ErrorCode, KafkaError
@@ -33,6 +35,7 @@ class StartupError(Exception):
 class BrokerService:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
+        self.request_log = RequestLog(Path(config.request_log_path)) if config.request_log_path else None
         self.cache = MetadataCache()
         self.zk = BrokerZk(config)
         self.replicas = ReplicaManager(config, self.cache, self.zk)
@@ -66,9 +69,17 @@ class BrokerService:
             self._maintenance.cancel()
         await self.replicas.stop()
         await asyncio.to_thread(self.zk.stop)
+        if self.request_log is not None:
+            self.request_log.close()
 
     async def dispatch(self, header: RequestHeader, request: Any) -> Any:
         handler = self.handlers.get(header.request_api_key)
         if handler is None:
             raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, f"no handler for API key {header.request_api_key}")
-        return await handler(self, header, request)
+        response = await handler(self, header, request)
+        if self.request_log is not None and response is not None:
+            try:
+                self.request_log.write(header, request, response)
+            except Exception as e:  # noqa: BLE001 -- the log must never cost the client its answer
+                log.warning("request log: %r", e)
+        return response

@@ -83,6 +83,7 @@ class LocalCluster(Lifecycle):
             "listeners": host_port(node.address),
             "advertised.listeners": host_port(self.router.address("client", node.name, node.address)),
             "log.dirs": str(node.data_dir),
+            "request.log.path": str(node.home / "requests.log"),  # what clients sent: findings quote it
             "zookeeper.connect": self._zk_connect_for(node.name),
             "peer.addresses": self._routed(node.name, {i: b for i, b in self.brokers.items() if b is not node}),
         }

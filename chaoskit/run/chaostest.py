@@ -141,5 +141,5 @@ class RunResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.test.name, "run_id": self.run_id, "profile": self.test.profile, "seed": self.test.seed,
-                "valid": self.valid, "error": self.error, "replay": self.replay, "stats": self.stats,
+                "client": self.test.client, "duration_s": self.test.duration_s, "valid": self.valid, "error": self.error, "replay": self.replay, "stats": self.stats,
                 "verdict": self.verdict.to_json()}

@@ -16,19 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from chaoskit.protocol.mutations import MUTATIONS
 from chaoskit.roles import SEED_SPACE, new_seed
+from chaoskit.suite.cells import SUITES, run_cell, write_atomically
 
-SUITES = Path("suites")
-SMOKE = "chaos and not nightly and not docker"
 GOAL = 0.95  # the share of seeds in which some suite must catch each mutation
 
 
@@ -59,33 +54,10 @@ def plan(mutations: list[str], suites: list[str] | None, every_suite: bool, suit
     return [(m, s) for m in mutations for s in asked if every_suite or s in MUTATIONS[m].suites]
 
 
-def run_one(mutation: str, suite: str, seed: int, out: Path, suites_dir: Path = SUITES,
-            timeout_s: float = 900) -> dict[str, Any]:
-    """The suite's smoke test on the patched profile with `mutation`; its runs' verdicts."""
-    where = (out / mutation / suite / str(seed)).resolve()
-    where.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pytest", str(suites_dir / f"test_{suite}.py"), "-m", SMOKE, "-q",
-           "--chaos-profile=patched", f"--chaos-seed={seed}", f"--chaos-mutation={mutation}", "--chaos-engine=local",
-           f"--chaos-reports={where}", "-p", "no:cacheprovider", "-p", "no:allure_pytest"]  # the suites' own
-    began = time.monotonic()
-    with open(where / "pytest.log", "wb") as log:
-        try:
-            code: Any = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s).returncode
-        except subprocess.TimeoutExpired:
-            code = "timeout"
-    runs = []
-    for path in sorted((where / "runs").glob("*/results.json")):
-        try:
-            r = json.loads(path.read_text())
-        except ValueError:
-            continue
-        runs.append({"valid": r["valid"], "anomalies": sorted(n for n, c in r["verdict"]["results"].items()
-                                                              if c["valid"] is False),
-                     "run_dir": str(path.parent), "replay": r["replay"]})
-    outcome = ("caught" if any(r["valid"] is False for r in runs) else
-               "missed" if runs and all(r["valid"] is True for r in runs) else "unknown")
-    return {"seed": seed, "outcome": outcome, "exit": code, "seconds": round(time.monotonic() - began, 1),
-            "runs": runs, "log": str(where / "pytest.log")}
+def run_one(mutation: str, suite: str, seed: int, out: Path, suites_dir: Path = SUITES) -> dict[str, Any]:
+    """The suite's smoke test on the patched profile with `mutation`: caught, missed or unknown."""
+    cell = run_cell(suite, out / mutation / suite / str(seed), seed=seed, mutation=mutation, suites_dir=suites_dir)
+    return {**cell, "outcome": {"clean": "missed"}.get(cell["outcome"], cell["outcome"])}
 
 
 def mutate_command(args: argparse.Namespace) -> int:
@@ -147,8 +119,5 @@ def markdown(table: dict[str, Any]) -> str:
 
 def write(table: dict[str, Any], out: Path) -> None:
     """mutations.json and mutations.md, each replaced whole (a crash mid-way keeps the last pairs)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in (("mutations.json", json.dumps(table, indent=1) + "\n"), ("mutations.md", markdown(table))):
-        tmp = out / f".{name}.tmp"
-        tmp.write_text(text)
-        os.replace(tmp, out / name)
+    write_atomically(out / "mutations.json", json.dumps(table, indent=1) + "\n")
+    write_atomically(out / "mutations.md", markdown(table))

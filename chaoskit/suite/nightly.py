@@ -28,6 +28,7 @@ from typing import Any
 
 from chaoskit.cluster.spec import new_run_id
 from chaoskit.roles import SEED_SPACE, new_seed
+from chaoskit.suite.cells import write_atomically
 
 UNITS = {"s": 1, "m": 60, "h": 3600}
 GRACE_S = 120  # a round running at the deadline may finish its current runs for this long
@@ -160,10 +161,8 @@ class Nightly:
     def write(self) -> None:
         """summary.json and summary.md, each replaced atomically."""
         self.summary["updated"] = time.strftime("%FT%T%z")
-        for name, text in (("summary.json", json.dumps(self.summary, indent=1) + "\n"), ("summary.md", self.summary_text())):
-            tmp = self.out / f".{name}.tmp"
-            tmp.write_text(text)
-            os.replace(tmp, self.out / name)
+        write_atomically(self.out / "summary.json", json.dumps(self.summary, indent=1) + "\n")
+        write_atomically(self.out / "summary.md", self.summary_text())
 
     def summary_text(self) -> str:
         s = self.summary
