@@ -21,12 +21,10 @@ from __future__ import annotations
 import argparse
 import html
 import json
-import random
 from pathlib import Path
 from typing import Any
 
-from chaoskit.roles import SEED_SPACE, new_seed
-from chaoskit.suite.cells import SUITES, run_cell, write_atomically
+from chaoskit.suite.cells import SUITES, cell_seeds, run_cell, write_atomically
 from chaoskit.suite.guarantees import GUARANTEES, claims_of, expectation, library_of
 
 STOCK = ("kafka-python", "librdkafka", "aiokafka")
@@ -76,9 +74,7 @@ def matrix_command(args: argparse.Namespace) -> int:
     missing = [s for s in suites if not (args.suites_dir / f"test_{s}.py").exists()]
     if missing:
         raise UsageError(f"no suite {', '.join(missing)} in {args.suites_dir}")
-    seed = args.seed if args.seed is not None else new_seed()
-    rng = random.Random(seed)
-    seeds = [rng.randrange(SEED_SPACE) for _ in range(args.seeds)]
+    seed, seeds = cell_seeds(args.seed, args.seeds)
     out = args.out.resolve()
     print(f"chaoskit matrix: seed {seed} ({', '.join(map(str, seeds))}), clients {', '.join(clients)}, suites "
           f"{', '.join(suites)}, {args.profiles}; out {out}", flush=True)

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 from pathlib import Path
 from typing import Any
 
 from chaoskit.protocol.mutations import MUTATIONS
-from chaoskit.roles import SEED_SPACE, new_seed
-from chaoskit.suite.cells import SUITES, run_cell, write_atomically
+from chaoskit.suite.cells import SUITES, cell_seeds, run_cell, write_atomically
 
 GOAL = 0.95  # the share of seeds in which some suite must catch each mutation
 
@@ -69,9 +67,7 @@ def mutate_command(args: argparse.Namespace) -> int:
         pairs = plan(names, suites, args.all, args.suites_dir)
     except ValueError as e:
         raise UsageError(str(e)) from e
-    seed = args.seed if args.seed is not None else new_seed()
-    rng = random.Random(seed)
-    seeds = [rng.randrange(SEED_SPACE) for _ in range(args.seeds)]
+    seed, seeds = cell_seeds(args.seed, args.seeds)
     out = args.out.resolve()
     print(f"chaoskit mutate: seed {seed} ({', '.join(map(str, seeds))}), {len(pairs)} mutation x suite pairs, "
           f"out {out}", flush=True)
