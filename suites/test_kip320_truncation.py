@@ -18,7 +18,7 @@ from chaoskit import Topic, mix
 from chaoskit.run.mixes import TOPIC
 
 UNCLEAN = [{"at": 0.25, "fault": "unclean-election", "target": f"leader-of:{TOPIC}/0", "window_s": 6.0,
-            "params": {"mode": "kill", "solo_writes": 20, "hold_consumers": True}}]
+            "params": {"mode": "kill", "solo_writes": 20, "consumers": "reading"}}]
 # what KIP-320 promises; lost writes, and producers' offsets going backwards after the truncation,
 # are what an unclean election costs, so they are not checked here (test_kip320_zombie checks
 # that clean elections lose nothing)
@@ -34,12 +34,13 @@ READ_INTO = {"truncation-undetected": {"replaced_reads": 1}}
 STOCK = {"kafka-python": {}, "librdkafka": {"producer": "kafka-python"}, "aiokafka": {"producer": "kafka-python"}}
 
 
-def _run(chaos, duration_rate: float):
+def _run(chaos, duration_rate: float, **overrides):
     # the drain cannot read back the writes the election lost: do not wait long for them
     client = chaos.test().client
-    return chaos.run(topics=[Topic(TOPIC, 2, config=UNCLEAN_TOPIC)], checks=CHECKS, drain_timeout_s=15,
-                     client=client, client_options=STOCK.get(client, {"truncation_policy": "reset"}),
-                     workload_options={"producers": 2, "consumers": 2, "keys": 20, "rate": duration_rate})
+    return chaos.run(**{"topics": [Topic(TOPIC, 2, config=UNCLEAN_TOPIC)], "checks": CHECKS, "drain_timeout_s": 15,
+                        "client": client, "client_options": STOCK.get(client, {"truncation_policy": "reset"}),
+                        "workload_options": {"producers": 2, "consumers": 2, "keys": 20, "rate": duration_rate},
+                        **overrides})
 
 
 @pytest.mark.chaos(faults=mix(UNCLEAN, {}), workload="keyed-sequences", duration=16,
@@ -56,3 +57,29 @@ def test_truncation_is_detected(chaos):
 def test_truncation_is_detected_long(chaos):
     chaos.expect(_run(chaos, 50), unpatched={"truncation-undetected"}, evidence=READ_INTO)
 
+
+
+def _story(state: str) -> dict:
+    return mix([{**UNCLEAN[0], "params": {**UNCLEAN[0]["params"], "consumers": state}}], {})
+
+
+@pytest.mark.nightly
+@pytest.mark.parametrize("state", ["idle", "restarted"])
+@pytest.mark.chaos(faults=_story("idle"), workload="keyed-sequences", duration=20, epic="KIP-320",
+                   feature="unclean leader election, by the consumers' state", severity="critical",
+                   guarantee="kip320-truncation-detection")
+def test_truncation_is_detected_whatever_the_consumers_were_doing(chaos, state):
+    """The consumers idle on empty fetches while the leader changes, or stopped and restarted from
+    their committed offsets afterwards (KIP-320's leader epoch in OffsetCommit and OffsetFetch)."""
+    chaos.expect(_run(chaos, 30, faults=_story(state)), unpatched={"truncation-undetected"}, evidence=READ_INTO)
+
+
+@pytest.mark.nightly
+@pytest.mark.chaos(faults=_story("lagging"), workload="keyed-sequences", duration=20, epic="KIP-320",
+                   feature="unclean leader election, consumers lagging behind it", severity="normal",
+                   guarantee="kip320-truncation-detection")
+def test_lagging_consumers_read_the_new_log_in_order(chaos):
+    """Behind the divergence offset when the leader changes, the consumers read none of what it
+    replaces: they must read the new leader's log as it is, skipping and repeating nothing."""
+    result = _run(chaos, 30, checks=["poll-skip", "nonmonotonic-poll", "duplicate"])
+    chaos.expect(result, evidence={"poll-skip": {"steps": 50}})

@@ -107,14 +107,20 @@ class AiokafkaClient(StockClient):
         parts = self._consumer.assignment()
         self._consumer.pause(*parts) if paused else self._consumer.resume(*parts)
 
+    def close_consumer(self) -> None:
+        self._stop(self._consumer)
+
+    def _stop(self, part: Any) -> None:
+        try:
+            self._run(part.stop(), CLOSE_S)
+        except Exception:  # noqa: BLE001 -- a stop that hangs on a dead broker: leave it to the loop's end
+            pass
+
     def close_own(self) -> None:
         try:
             for part in (self._producer, self._consumer):
                 if part is not None:
-                    try:
-                        self._run(part.stop(), CLOSE_S)
-                    except Exception:  # noqa: BLE001 -- a stop that hangs on a dead broker: leave it to the loop's end
-                        pass
+                    self._stop(part)
         finally:
             if self._loop is not None:
                 self._loop.call_soon_threadsafe(self._loop.stop)

@@ -65,9 +65,11 @@ class ClientBase:
     """One worker process's client: `open` copies the options and binds the process; the
     producer or consumer is made on first use (a process only ever sends or only polls).
 
-    Faults that stage a consumer's state can `hold()` it: its application stops consuming (polls
+    Faults that stage a client's state can `hold()` it: its application stops consuming (polls
     return nothing, its library is not asked) until `release()`, as a consumer busy elsewhere
-    would; `delivered_to(topic, partition)` is the highest offset it has delivered."""
+    would; `hold_sends()` pauses its producing the same way; `restart_consumer()` closes its
+    library's consumer (committing, as closing does) so that the next poll starts a new one from the
+    group's committed offsets; `delivered_to(topic, partition)` is the highest offset it delivered."""
 
     name = "client"
     library = ""  # the distribution it drives (reports print its version)
@@ -81,6 +83,9 @@ class ClientBase:
         self._consumer: Any = None  # made by the first poll
         self._released = threading.Event()
         self._released.set()
+        self._sending = threading.Event()
+        self._sending.set()
+        self._library = threading.Lock()  # one thread at a time in the consumer's library (none is thread-safe)
         self._delivered: dict[tuple[str, int], int] = {}
 
     def open(self, test: LiveRun, process: int) -> ClientBase:
@@ -96,11 +101,13 @@ class ClientBase:
 
     def invoke(self, test: LiveRun, op: Op) -> Op:
         if op["f"] == "send":
+            self._sending.wait()  # held: the application produces nothing until released
             return self.send(op)
         if op["f"] == "poll":
             if not self._released.is_set() and not self._released.wait(HOLD_WAIT_S):
                 return ok(op, value=[])  # held: the application consumed nothing
-            done = self.poll(op)
+            with self._library:
+                done = self.poll(op)
             for r in done.get("value") or () if done.get("type") == "ok" else ():
                 key = (op["topic"], r[0])
                 self._delivered[key] = max(r[1], self._delivered.get(key, -1))
@@ -113,6 +120,25 @@ class ClientBase:
 
     def release(self) -> None:
         self._released.set()
+
+    def hold_sends(self) -> None:
+        self._sending.clear()
+
+    def release_sends(self) -> None:
+        self._sending.set()
+
+    def restart_consumer(self) -> None:
+        """Close the library's consumer once no poll is in it; the next poll starts a new one."""
+        with self._library:
+            if self._consumer is not None:
+                try:
+                    self.close_consumer()
+                finally:
+                    self._consumer = None
+
+    def close_consumer(self) -> None:
+        """Close the library's consumer (each client knows how its library commits and leaves)."""
+        self._consumer.close()
 
     def delivered_to(self, topic: str, partition: int) -> int:
         """The highest offset of the partition this client delivered (-1: none)."""

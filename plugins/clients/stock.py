@@ -104,8 +104,11 @@ class KafkaPythonClient(StockClient):
             if self._producer is not None:
                 _close_producer(self._producer)
         finally:
-            if self._consumer is not None:  # bounded: its last commit may go to a coordinator or partition now gone
-                self._consumer.close(timeout_ms=5_000)
+            if self._consumer is not None:
+                self.close_consumer()
+
+    def close_consumer(self) -> None:
+        self._consumer.close(timeout_ms=5_000)  # bounded: its last commit may go to a coordinator now gone
 
 
 def _close_producer(producer: Any) -> None:

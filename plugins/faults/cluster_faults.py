@@ -13,11 +13,16 @@
   controller elects an out-of-sync replica (with `unclean.leader.election.enable`; without it
   the partition goes offline, which the op records). At the window's end the old leader returns
   and must truncate what it alone had (`wait_rejoin`, default true: until it is back in the ISR).
-  With `hold_consumers` (default false) the story is KIP-320's own: once a consumer has read
-  the writes the leader alone had (up to `read_timeout_s`, 10), the workload's consumers stop
-  consuming (`hold()`) until the new leader's log has grown past where they stopped (up to
-  `grow_timeout_s`, 20): a consumer that does not validate its position then reads on from it,
-  past the records that replaced the ones it read, which is what the truncation check catches.
+  `consumers` stages KIP-320's story by the consumers' state when the leader changes:
+  `reading`: once a consumer has read the writes the leader alone had (up to `read_timeout_s`,
+  10), the consumers stop consuming (`hold()`) until the new leader's log has grown past where
+  they stopped (up to `grow_timeout_s`, 20): a consumer that does not validate its position then
+  reads on from it, past the records that replaced the ones it read; `lagging`: they stop before
+  the leader's solo writes, so they read none of what the election replaces, and go on once the
+  new leader has grown; `idle`: they read the solo writes, then the producers stop for `idle_s`
+  (5) so the consumers poll empty fetches while the leader changes; `restarted`: they read the
+  solo writes, commit and close, and new consumers start from the committed offsets (with
+  KIP-320's leader epoch in OffsetCommit and OffsetFetch) once the new leader has grown.
 - `stale-metadata`: the controllers cannot reach the target broker (`ctlN-bX` cut), so it keeps
   serving the leaders, epochs and partition counts it last heard while the cluster moves on.
 - `freeze-client-metadata`: the workload's clients stop refreshing metadata (each client that
@@ -27,6 +32,7 @@
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Mapping
 
 from chaoskit.cluster.topology import link_name
@@ -104,21 +110,28 @@ class ZombieFault(WindowedFault):
 class UncleanElectionFault(WindowedFault):
     name = "unclean-election"
     PARAMS = {"mode", "solo_writes", "solo_timeout_s", "isr_timeout_s", "elect_timeout_s", "wait_rejoin",
-              "rejoin_timeout_s", "hold_consumers", "read_timeout_s", "grow_timeout_s"}
+              "rejoin_timeout_s", "consumers", "read_timeout_s", "grow_timeout_s", "idle_s"}
+    STORIES = (None, "reading", "lagging", "idle", "restarted")
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         try:
             return self._stage(target, params, pick)
         except BaseException:
-            for c in self._consumers():  # a story cut short never leaves consumers held
-                c.release()
+            self._let_go()  # a story cut short never leaves clients held
             raise
+
+    def _let_go(self) -> None:
+        for c in self._consumers():
+            c.release()
+            c.release_sends()
 
     def _stage(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         check_params(self.name, params, self.PARAMS)
-        mode = params.get("mode", "kill")
+        mode, story = params.get("mode", "kill"), params.get("consumers")
         if mode not in ("kill", "isolate"):
             raise ValueError(f"unclean-election: mode {mode!r} is not kill or isolate")
+        if story not in self.STORIES:
+            raise ValueError(f"unclean-election: consumers {story!r} is not one of {', '.join(map(str, self.STORIES))}")
         ctx, cluster = self.context, self.context.cluster
         topic, partition, leader, followers = led_partition(ctx, self.name, target, pick)
         fetch_links = [link_name(cluster.brokers[f].name, leader.name) for f in followers]
@@ -132,6 +145,8 @@ class UncleanElectionFault(WindowedFault):
                               f"the ISR of {topic}/{partition} shrinking to its leader {leader.name}", leader.log_path)
             state["solo_epoch"] = shrunk.leader_epoch
             state["solo_from"] = base = self._furthest_follower(leader, followers, topic, partition)
+            if story == "lagging":
+                state["read_to"] = self._hold_consumers(topic, partition, -1, 0)
             want = base + int(params.get("solo_writes", 1))
             try:
                 wait_for(lambda: replica_offset(leader, topic, partition) >= want,
@@ -139,9 +154,14 @@ class UncleanElectionFault(WindowedFault):
             except NotReady:
                 pass  # no workload wrote meanwhile: the election is still unclean, only nothing diverges
             state["solo_to"] = answered_offset(leader, topic, partition)
-            if params.get("hold_consumers"):
+            if story in ("reading", "idle", "restarted"):
                 state["read_to"] = self._hold_consumers(topic, partition, state["solo_to"],
-                                                        float(params.get("read_timeout_s", 10)))
+                                                        float(params.get("read_timeout_s", 10)),
+                                                        hold=story != "idle", restart=story == "restarted")
+            if story == "idle":  # the consumers go on polling, and get nothing: nothing is written
+                for c in self._consumers():
+                    c.hold_sends()
+                threading.Event().wait(float(params.get("idle_s", 5)))  # the story's idle stretch, by design
             if mode == "kill":
                 leader.kill()
             else:
@@ -155,7 +175,10 @@ class UncleanElectionFault(WindowedFault):
         state["new_leader"] = after.leader
         state["new_epoch"] = after.leader_epoch
         state["unclean"] = after.leader != NO_LEADER
-        if params.get("hold_consumers"):
+        if story == "idle":
+            for c in self._consumers():
+                c.release_sends()
+        elif story is not None:
             state["released_at"] = self._release_consumers(topic, partition, after.leader, state["read_to"],
                                                            float(params.get("grow_timeout_s", 20)))
         state["wait_rejoin"] = params.get("wait_rejoin", True)
@@ -165,12 +188,14 @@ class UncleanElectionFault(WindowedFault):
     def _consumers(self) -> list[Any]:
         return [c for c in self.context.clients if hasattr(c, "hold") and hasattr(c, "delivered_to")]
 
-    def _hold_consumers(self, topic: str, partition: int, solo_to: int, timeout_s: float) -> int:
-        """Once a consumer has read the leader's solo writes (or the timeout passed), hold them all;
-        where they read to (-1: nowhere: nothing was read into, which the check's evidence shows)."""
+    def _hold_consumers(self, topic: str, partition: int, solo_to: int, timeout_s: float, hold: bool = True,
+                        restart: bool = False) -> int:
+        """Once a consumer has read the leader's solo writes (or the timeout passed), hold them all
+        (`hold`; and close their consumers, `restart`); where they read to (-1: nowhere: nothing was
+        read into, which the check's evidence shows)."""
         consumers = self._consumers()
         if not consumers:
-            raise ValueError("unclean-election: hold_consumers needs clients that can hold (the built-in ones can)")
+            raise ValueError("unclean-election: consumers needs clients that can hold (the built-in ones can)")
 
         def read_to() -> int:
             return max(c.delivered_to(topic, partition) for c in consumers)
@@ -178,8 +203,10 @@ class UncleanElectionFault(WindowedFault):
             wait_for(lambda: read_to() >= solo_to - 1, timeout_s, f"a consumer reading {topic}/{partition} to {solo_to}")
         except NotReady:
             pass  # the election goes on; the run's evidence says nobody read into what it truncates
-        for c in consumers:
+        for c in consumers if hold else ():
             c.hold()
+            if restart:
+                c.restart_consumer()
         return read_to()
 
     def _release_consumers(self, topic: str, partition: int, new_leader: int, read_to: int, timeout_s: float) -> int:
@@ -214,8 +241,7 @@ class UncleanElectionFault(WindowedFault):
 
     def stop(self, state: dict[str, Any]) -> dict[str, Any]:
         ctx, cluster = self.context, self.context.cluster
-        for c in self._consumers():
-            c.release()  # never leave a consumer held past its window
+        self._let_go()  # never leave a client held past its window
         leader = cluster.brokers[state["broker"]]
         if state["mode"] == "kill":
             if not leader.running:
