@@ -125,8 +125,13 @@ class Partition:
         self.changed.fire()
 
     def check_leader_epoch(self, current_leader_epoch: int, fencing: bool) -> None:
-        """KIP-320: a request's current_leader_epoch against ours; -1 (or fencing off) skips the check."""
-        if not fencing or current_leader_epoch < 0:
+        """KIP-320: a request's current_leader_epoch against ours; -1 (or fencing off) skips the check.
+
+        As in Kafka only -1 means "no epoch": ListOffsets and OffsetsForLeaderEpoch compare any other
+        value (a -2 is older than every epoch: FENCED_LEADER_EPOCH). Fetch reads every negative
+        epoch as none, so its handler passes those as -1.
+        """
+        if not fencing or current_leader_epoch == NO_EPOCH:
             return
         if current_leader_epoch < self.leader_epoch:
             raise KafkaError(ErrorCode.FENCED_LEADER_EPOCH,

@@ -36,8 +36,9 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
              CLIENT, ("kip320_truncation",)),
     Mutation("fetch-epoch-fencing", "KIP-320", "FENCED_LEADER_EPOCH for a Fetch carrying an older "
              "current_leader_epoch", BROKER, ("kip320_zombie",)),
-    Mutation("epoch-end-offsets", "KIP-320", "the leader epochs in OffsetsForLeaderEpoch answers to consumers (the "
-             "log end is answered for any epoch)", BROKER, ("kip320_truncation",)),
+    Mutation("epoch-end-offsets", "KIP-320", "the leader epochs in OffsetsForLeaderEpoch answers to consumers and in "
+             "their Fetch's divergence check (the log end is answered for any epoch)", BROKER,
+             ("kip320_truncation",)),
     Mutation("offline-replica-isr", "KIP-320", "an offline replica may not rejoin the ISR", BROKER,
              ("kip320_zombie",)),
     Mutation("readonly-refusal", "KIP-694", "the broker's refusal of a Produce to a ReadOnly or None partition",

@@ -30,12 +30,13 @@ def produce(client: WireClient, topic: str, partition: int, batch: bytes, acks: 
 
 def fetch(client: WireClient, topic: str, partition: int, offset: int, replica_id: int = -1,
           current_leader_epoch: int = -1, max_wait_ms: int = 0, min_bytes: int = 1, version: int = 11,
-          timeout: float | None = None) -> Any:
-    """A one-partition Fetch; the partition's response (error_code, high_watermark, records, ...)."""
+          timeout: float | None = None, last_fetched_epoch: int = -1) -> Any:
+    """A one-partition Fetch; the partition's response (error_code, high_watermark, records, and from
+    v12 diverging_epoch, answered to a last_fetched_epoch that does not match the leader's log)."""
     from kafka.protocol.consumer import FetchRequest
     part = FetchRequest.FetchTopic.FetchPartition(partition=partition, current_leader_epoch=current_leader_epoch,
-                                                  fetch_offset=offset, log_start_offset=-1,
-                                                  partition_max_bytes=1 << 20)
+                                                  fetch_offset=offset, last_fetched_epoch=last_fetched_epoch,
+                                                  log_start_offset=-1, partition_max_bytes=1 << 20)
     request = FetchRequest(replica_id=replica_id, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 22,
                            isolation_level=0, session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
                            topics=[FetchRequest.FetchTopic(topic=topic, partitions=[part])])

@@ -1,6 +1,7 @@
 """KIP-320 on the leader: current_leader_epoch in Fetch, ListOffsets and OffsetForLeaderEpoch is
-checked with leader.epoch.fencing.enable and ignored without it; a deposed controller's requests
-are refused with STALE_CONTROLLER_EPOCH."""
+checked with leader.epoch.fencing.enable and ignored without it, at the versions chaoskit's own
+helpers and the stock clients send; a deposed controller's requests are refused with
+STALE_CONTROLLER_EPOCH."""
 from __future__ import annotations
 
 import pytest
@@ -9,6 +10,9 @@ from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.records import build_batch
 
 FENCED, UNKNOWN, NONE = ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.NONE
+# (Fetch, ListOffsets, OffsetForLeaderEpoch) versions: the wire helpers' defaults, and what each
+# stock client sends to this broker (docs/protocol.md)
+VERSIONS = {"helpers": (11, 5, 3), "kafka-python": (12, 7, 4), "librdkafka": (12, 7, 2)}
 
 
 @pytest.mark.parametrize("fencing", [True, False], ids=["patched", "unpatched"])
@@ -20,19 +24,24 @@ def test_leader_checks_the_requests_leader_epoch(start_brokers, wire, fencing):
     assert controller.elect("fenced", 0, leader=1, replicas=[1], isr=[1]) == 1
     with brokers[1].client() as c:
         wire.produce(c, "fenced", 0, build_batch([(None, b"at epoch 1")]))
-        codes = {epoch: (wire.fetch(c, "fenced", 0, 0, current_leader_epoch=epoch).error_code,
-                         wire.list_offset(c, "fenced", 0, -1, current_leader_epoch=epoch).error_code,
-                         wire.epoch_end(c, "fenced", 0, 0, current_leader_epoch=epoch).error)
-                 for epoch in (-1, 0, 1, 2)}
+        codes = {(client, epoch): (wire.fetch(c, "fenced", 0, 0, current_leader_epoch=epoch, version=f).error_code,
+                                   wire.list_offset(c, "fenced", 0, -1, current_leader_epoch=epoch,
+                                                    version=lo).error_code,
+                                   wire.epoch_end(c, "fenced", 0, 0, current_leader_epoch=epoch, version=ep).error)
+                 for client, (f, lo, ep) in VERSIONS.items() for epoch in (-2, -1, 0, 1, 2)}
         # whatever the check, the answer for epoch 0 says where epoch 0 ended
         assert wire.epoch_end(c, "fenced", 0, 0).end_offset == 1
-        assert wire.list_offset(c, "fenced", 0, -2).leader_epoch == 0
-    assert codes[-1] == (NONE,) * 3 and codes[1] == (NONE,) * 3
-    if fencing:
-        assert codes[0] == (FENCED,) * 3
-        assert codes[2] == (UNKNOWN,) * 3
-    else:
-        assert codes[0] == (NONE,) * 3 and codes[2] == (NONE,) * 3
+        # the epoch of the offset answered reaches clients with KIP-320 only
+        assert wire.list_offset(c, "fenced", 0, -2).leader_epoch == (0 if fencing else -1)
+    for client in VERSIONS:
+        assert codes[client, -1] == (NONE,) * 3 and codes[client, 1] == (NONE,) * 3
+        if fencing:
+            assert codes[client, 0] == (FENCED,) * 3
+            assert codes[client, 2] == (UNKNOWN,) * 3
+            # as in Kafka: a Fetch reads any negative epoch as none, the others only -1
+            assert codes[client, -2] == (NONE, FENCED, FENCED)
+        else:
+            assert codes[client, 0] == codes[client, 2] == codes[client, -2] == (NONE,) * 3
 
 
 def test_requests_from_a_deposed_controller_change_nothing(start_brokers, wire):

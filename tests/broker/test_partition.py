@@ -71,7 +71,9 @@ def test_producer_state_survives_a_reopen_and_a_truncation(tmp_path):
 def test_leader_epoch_checks(leader):
     leader.check_leader_epoch(3, fencing=True)
     leader.check_leader_epoch(-1, fencing=True)
-    for epoch, code in ((2, ErrorCode.FENCED_LEADER_EPOCH), (4, ErrorCode.UNKNOWN_LEADER_EPOCH)):
+    # only -1 means "no epoch" (Kafka's ListOffsets and OffsetsForLeaderEpoch): -2 is older than ours
+    for epoch, code in ((2, ErrorCode.FENCED_LEADER_EPOCH), (-2, ErrorCode.FENCED_LEADER_EPOCH),
+                        (4, ErrorCode.UNKNOWN_LEADER_EPOCH)):
         with pytest.raises(KafkaError) as e:
             leader.check_leader_epoch(epoch, fencing=True)
         assert e.value.code == code

@@ -1,6 +1,8 @@
 """KIP-320 end to end: after an unclean election the returning old leader truncates its divergent
-records to the new leader's log (found through OffsetsForLeaderEpoch); a fetch at a stale leader
-epoch is fenced with FENCED_LEADER_EPOCH when fencing is on and served when it is off."""
+records to the new leader's log (found through OffsetsForLeaderEpoch); a stock kafka-python consumer
+that read the lost records goes back to the divergence and reads what replaced them (KIP-320 on) or
+reads on past them (off); a fetch at a stale leader epoch is fenced with FENCED_LEADER_EPOCH when
+fencing is on and served when it is off."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -78,6 +80,26 @@ def values_in(records: bytes | None) -> list[bytes]:
     return [r.value for batch in split_batches(records or b"") for r in decode_records(batch)]
 
 
+def cut_off(cluster: LocalCluster, topic: str, follower: Any, leader: Any) -> None:
+    """The follower freezes: it drops out of the ISR and its ZooKeeper session expires, so the
+    leader takes writes alone."""
+    follower.pause()
+    wait_for(lambda: cluster.partition_state(topic, 0).isr == [leader.broker_id], 30,
+             f"broker {follower.broker_id} out of the ISR", leader.log_path)
+    wait_for(lambda: follower.broker_id not in cluster.view.brokers(), 30,
+             f"broker {follower.broker_id}'s session expiring")
+
+
+def elect_uncleanly(cluster: LocalCluster, topic: str, follower: Any, leader: Any) -> Any:
+    """The leader dies; the frozen follower comes back and is elected although out of sync; its state."""
+    leader.kill()
+    follower.resume()
+    state = wait_for(lambda: (s := cluster.partition_state(topic, 0)) and s.leader == follower.broker_id and s, 30,
+                     f"the unclean election of broker {follower.broker_id}", cluster.active_controller().log_path)
+    cluster.wait_for_metadata(follower, 30)
+    return state
+
+
 def test_returning_old_leader_truncates_to_the_unclean_leaders_log(make_cluster: Callable[..., LocalCluster]):
     cluster = make_cluster(brokers=2, controllers=1)
     topic = "diverge"
@@ -89,20 +111,14 @@ def test_returning_old_leader_truncates_to_the_unclean_leaders_log(make_cluster:
     cluster.wait_until_replicated(topic)
 
     # broker 2 freezes: it drops out of the ISR (and its session expires) while broker 1 takes more writes
-    new.pause()
-    wait_for(lambda: cluster.partition_state(topic, 0).isr == [1], 30, "broker 2 out of the ISR", old.log_path)
-    wait_for(lambda: 2 not in cluster.view.brokers(), 30, "broker 2's session expiring")
+    cut_off(cluster, topic, new, old)
     divergent = [b"only-on-the-old-leader-%d" % i for i in range(10)]
     assert send(cluster, topic, divergent, bootstrap="%s:%d" % old.address) == list(range(10, 20))
 
     # broker 1 dies; broker 2 comes back and is elected although out of sync (unclean)
-    old.kill()
     before = cluster.partition_state(topic, 0)
-    new.resume()
-    state = wait_for(lambda: (s := cluster.partition_state(topic, 0)) and s.leader == 2 and s, 30,
-                     "the unclean election of broker 2", cluster.active_controller().log_path)
+    state = elect_uncleanly(cluster, topic, new, old)
     assert state.isr == [2] and state.leader_epoch > before.leader_epoch
-    cluster.wait_for_metadata(new, 30)
     after = [b"after-unclean-%d" % i for i in range(5)]
     assert send(cluster, topic, after) == list(range(10, 15))
     # where the new leader's log leaves epoch 0: the point the old leader must truncate to
@@ -115,6 +131,51 @@ def test_returning_old_leader_truncates_to_the_unclean_leaders_log(make_cluster:
     wait_for(lambda: cluster.partition_state(topic, 0).leader == 1, 30, "broker 1 leading again")
     cluster.wait_for_metadata(old, 30, expected={1})
     assert read(cluster, topic) == common + after
+
+
+def poll_values(consumer: KafkaConsumer, want: int, polls: int = 100) -> list[tuple[int, bytes]]:
+    """(offset, value) of what the consumer delivers, until `want` records or `polls` polls."""
+    out: list[tuple[int, bytes]] = []
+    while len(out) < want and polls:
+        polls -= 1
+        for records in consumer.poll(timeout_ms=300).values():
+            out.extend((r.offset, r.value) for r in records)
+    return out
+
+
+@pytest.mark.parametrize("profile", ["patched", "unpatched"])
+def test_stock_consumer_goes_back_to_the_divergence(make_cluster: Callable[..., LocalCluster], profile: str):
+    cluster = make_cluster(brokers=2, controllers=1, profile=profile)
+    topic = f"reread-{profile}"
+    create(cluster, topic, {0: [1, 2]}, {"unclean.leader.election.enable": "true", "min.insync.replicas": "1"})
+    old, new = cluster.broker(1), cluster.broker(2)
+    assert send(cluster, topic, [b"common-%d" % i for i in range(10)]) == list(range(10))
+    cluster.wait_until_replicated(topic)
+    # a plain kafka-python consumer; it learns both brokers now and keeps them (no periodic refresh)
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False,
+                             auto_offset_reset="earliest", request_timeout_ms=5000)
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    try:
+        assert [o for o, _v in poll_values(consumer, 10)] == list(range(10))
+        cut_off(cluster, topic, new, old)
+        lost = send(cluster, topic, [b"lost-%d" % i for i in range(10)], bootstrap="%s:%d" % old.address)
+        assert lost == list(range(10, 20))
+        # it reads them too: position 20, after records of epoch 0
+        assert [o for o, _v in poll_values(consumer, 10)] == list(range(10, 20))
+        elect_uncleanly(cluster, topic, new, old)
+        after = [b"after-%d" % i for i in range(15)]
+        assert send(cluster, topic, after, bootstrap="%s:%d" % new.address) == list(range(10, 25))
+        got = poll_values(consumer, 15 if profile == "patched" else 5)
+        got.extend(poll_values(consumer, 1, polls=3))  # and nothing more
+    finally:
+        consumer.close()
+    if profile == "patched":
+        # its position is validated against the new leader and moved back to where epoch 0 ends there
+        assert got == list(zip(range(10, 25), after))
+    else:
+        # no leader epochs reach clients: it reads on at 20, past records that replaced what it read
+        assert got == list(zip(range(20, 25), after[10:]))
 
 
 @pytest.mark.parametrize("profile", ["patched", "unpatched"])

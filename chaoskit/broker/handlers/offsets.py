@@ -7,7 +7,12 @@ effort: a scan of batch headers). As in Kafka, the debugging id may ask any repl
 too, when it names no leader epoch (it then sees that replica's own log end: how the staged faults
 see what a zombie or a cut follower holds); with an epoch (the controller's queries) only the
 leader answers. Each answer carries the leader epoch of the offset it returns (KIP-320; -1 without
-it, as before it). ListOffsets and OffsetForLeaderEpoch check current_leader_epoch.
+it, as before it).
+
+ListOffsets and OffsetForLeaderEpoch check current_leader_epoch as Kafka does, with KIP-320 on
+(`leader.epoch.fencing.enable`): older than ours FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH,
+-1 unchecked. `epoch_end` is the one answer to "where did this epoch end here", shared with
+Fetch's divergence check (KIP-320/595).
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from kafka.protocol.admin import DeleteRecordsResponse
 from kafka.protocol.consumer import ListOffsetsResponse, OffsetForLeaderEpochResponse
 
 from chaoskit.broker.handlers import handles
-from chaoskit.broker.partition import Partition
+from chaoskit.broker.partition import NO_EPOCH, Partition
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 from chaoskit.protocol.records import decode_records
 from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID
@@ -63,6 +68,15 @@ def _lookup(p: Partition, timestamp: int, replica: bool) -> tuple[int, int]:
     return found
 
 
+def epoch_end(broker: Any, p: Partition, leader_epoch: int, replica_id: int) -> tuple[int, int]:
+    """(epoch, end offset) for `leader_epoch` in p's log: OffsetsForLeaderEpoch's answer, which
+    Fetch's divergence check uses too. With the `epoch-end-offsets` mutation a consumer
+    (replica_id < 0) is answered without epochs: the log end, whatever the epoch."""
+    if replica_id < 0 and "epoch-end-offsets" in broker.config.mutations:
+        return leader_epoch, p.log_end_offset
+    return p.log.epochs.end_offset_for(leader_epoch)
+
+
 def _leader(broker: Any, topic: str, index: int, current_leader_epoch: int, any_replica: bool = False) -> Partition:
     p = broker.replicas.partition(topic, index)
     if p is None:
@@ -96,7 +110,7 @@ async def list_offsets(broker: Any, header: Any, request: Any) -> Any:
 
     def answer(topic: str, rp: Any) -> Any:
         p = _leader(broker, topic, rp.partition_index, rp.current_leader_epoch,
-                    any_replica=debugging and rp.current_leader_epoch < 0)
+                    any_replica=debugging and rp.current_leader_epoch == NO_EPOCH)
         offset, ts = _lookup(p, rp.timestamp, replica)
         epoch = epoch_at(p, offset) if offset >= 0 and broker.config.leader_epoch_fencing_enable else -1
         return Part(partition_index=rp.partition_index, error_code=ErrorCode.NONE, timestamp=ts, offset=offset,
@@ -112,13 +126,11 @@ async def list_offsets(broker: Any, header: Any, request: Any) -> Any:
 @handles(23)
 async def offset_for_leader_epoch(broker: Any, header: Any, request: Any) -> Any:
     Part = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult.EpochEndOffset
-
-    # a consumer's question answered without epochs (chaoskit mutate): the log end, for any epoch
-    blind = "epoch-end-offsets" in broker.config.mutations and getattr(request, "replica_id", -1) < 0
+    replica_id = request.replica_id  # v3+; below, the schema's default -2 (librdkafka's v2: a consumer)
 
     def answer(topic: str, rp: Any) -> Any:
         p = _leader(broker, topic, rp.partition, rp.current_leader_epoch)
-        epoch, end = (rp.leader_epoch, p.log_end_offset) if blind else p.log.epochs.end_offset_for(rp.leader_epoch)
+        epoch, end = epoch_end(broker, p, rp.leader_epoch, replica_id)
         return Part(error_code=ErrorCode.NONE, partition=rp.partition, leader_epoch=epoch, end_offset=end)
 
     topics = _per_partition(request.topics, lambda t: t.topic, answer,
