@@ -65,6 +65,11 @@ def register(sub: Any) -> None:
     p.add_argument("--round-timeout", type=duration, default=None,
                    help="kill a round after this long (default: what is left of --duration plus 2m, so the "
                         "night ends on time; the runs a cut round finished are kept)")
+    p.add_argument("--matrix", action="store_true", help="first run the full conformance matrix (every client, "
+                   "both profiles; `chaoskit matrix`) into the night's folder")
+    p.add_argument("--mutations", action="store_true", help="first run every mutation against its suites "
+                   "(`chaoskit mutate`) into the night's folder")
+    p.add_argument("--job-seeds", type=int, default=3, help="seeds per cell for --matrix and --mutations (3)")
     p.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     p.set_defaults(func=nightly_command)
 
@@ -74,6 +79,7 @@ def nightly_command(args: argparse.Namespace) -> int:
     out = (args.reports / "nightly" / new_run_id()).resolve()
     night = Nightly(out, night_seed, args)
     print(f"chaoskit nightly: seed {night_seed}, {args.duration:g} s, suites {args.suites}, reports {out}", flush=True)
+    night.jobs()
     night.loop()
     print(night.summary_text(), flush=True)
     return 0 if not night.summary["failing"] else 1
@@ -86,6 +92,25 @@ class Nightly:
         self.allure = out / "allure-results"
         self.summary: dict[str, Any] = {"seed": seed, "suites": args.suites, "started": time.strftime("%FT%T%z"),
                                         "rounds": [], "runs": 0, "anomalies": {}, "failing": [], "crashed_rounds": 0}
+
+    def jobs(self) -> None:
+        """The long jobs asked for (--matrix, --mutations), each a chaoskit command into the night's folder;
+        their exit codes and how to re-run them go into the summary."""
+        every = "kafka-python,librdkafka,aiokafka,ordered"
+        suites = ",".join(sorted(p.stem.removeprefix("test_") for p in Path(self.args.suites).glob("test_*.py")))
+        asked = {"matrix": ["matrix", f"--clients={every}", f"--suites={suites}", "--profiles=both"],
+                 "mutations": ["mutate"]}
+        for name, cmd in asked.items():
+            if not getattr(self.args, name, False):
+                continue
+            self.out.mkdir(parents=True, exist_ok=True)
+            full = [sys.executable, "-m", "chaoskit.cli", *cmd, f"--seeds={self.args.job_seeds}",
+                    f"--seed={self.rng.randrange(SEED_SPACE)}", f"--out={self.out / name}"]
+            with open(self.out / f"{name}.log", "wb") as log:
+                code = subprocess.run(full, stdout=log, stderr=subprocess.STDOUT).returncode
+            self.summary.setdefault("jobs", {})[name] = {"exit": code, "out": str(self.out / name),
+                                                         "command": "chaoskit " + " ".join(full[3:])}
+            self.write()
 
     def loop(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -172,6 +197,8 @@ class Nightly:
         lines += [f"- {k}: {v}" for k, v in sorted(Counter(s["anomalies"]).items())] or ["- none"]
         lines += ["", "## seeds to replay"]
         lines += [f"- round {f['round']} seed {f['seed']}: `{f['replay']}`" for f in s["failing"]] or ["- none"]
+        for name, job in s.get("jobs", {}).items():
+            lines += ["", f"## {name}: exit {job['exit']}, report in {job['out']} (`{job['command']}`)"]
         lines += ["", f"Allure results: {self.allure}", ""]
         return "\n".join(lines)
 
