@@ -122,3 +122,40 @@ def test_a_seed_in_the_marker_replays_that_seed_whatever_the_session_seed(pytest
     assert drawn["pinned_patched_"][0] == given["pinned_patched_"][0] == 5
     assert drawn["pinned_patched_"][1] == given["pinned_patched_"][1] != ""  # the same schedule, from seed 5
     assert given["free_patched_"][0] == 9  # no seed in the marker: the session's
+
+
+CLIENTS = '''
+import pytest
+
+@pytest.mark.chaos(duration=6)
+def test_any(chaos):
+    chaos.run()
+
+@pytest.mark.chaos(duration=6, clients=("probe",))
+def test_own(chaos):
+    chaos.run()
+'''
+
+
+def test_chaos_client_runs_each_test_with_each_client_and_a_markers_clients_are_its_only_ones(pytester):
+    pytester.makepyfile(test_clients=CLIENTS)
+    reports = pytester.path / "reports"
+    result = pytester.runpytest("--chaos-dry-run", f"--chaos-reports={reports}", "--chaos-client=kafka-python,aiokafka",
+                                "-rs")
+    result.assert_outcomes(skipped=5)  # test_any: 2 profiles x 2 clients; test_own: probe only, not asked for
+    result.stdout.fnmatch_lines(["*runs only with probe, not kafka-python, aiokafka*"])
+    written = {p.parent.name: json.loads(p.read_text()) for p in (reports / "dry-run").glob("*/test.json")}
+    assert {(t["profile"], t["client"]) for t in written.values()} == {
+        (p, c) for p in ("patched", "unpatched") for c in ("kafka-python", "aiokafka")}
+    aio = next(t for name, t in written.items() if name.endswith("unpatched-aiokafka_"))
+    assert "--chaos-client=aiokafka" in aio["replay"] and "test_any[unpatched-aiokafka]" in aio["replay"]
+
+
+def test_without_chaos_client_the_default_pairs_keep_their_ids(pytester):
+    pytester.makepyfile(test_clients=CLIENTS)
+    reports = pytester.path / "reports"
+    result = pytester.runpytest("--chaos-dry-run", f"--chaos-reports={reports}", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*test_any[[]patched[]]", "*test_any[[]unpatched[]]", "*test_own[[]patched[]]"])
+    result = pytester.runpytest("--chaos-dry-run", f"--chaos-reports={reports}")
+    written = {p.parent.name: json.loads(p.read_text())["client"] for p in (reports / "dry-run").glob("*/test.json")}
+    assert sorted(written.values()) == ["kafka-python", "ordered", "probe", "probe"]
