@@ -7,9 +7,10 @@ KIP-595): when the fetcher's (last_fetched_epoch, fetch_offset) is not a point o
 answer is no records, error NONE and `diverging_epoch` = where that epoch (or the largest one below
 it) ends here, at once (no long poll); a follower's fetch that diverges does not count as its log
 end. Without KIP-320 leader epochs are hidden from clients, so last_fetched_epoch is ignored.
-We answer with session id 0, so clients never open incremental fetch sessions. A consumer's undeleted_partition_count tag that is not the leader's (KIP-253) gets
-INVALID_PARTITION_METADATA; a partition being removed (KIP-694 mode None) is no longer served to
-consumers (UNKNOWN_TOPIC_OR_PARTITION, which stock clients retry after a metadata refresh).
+We answer with session id 0, so clients never open incremental fetch sessions. A consumer's
+undeleted_partition_count tag that is not the leader's (KIP-253) gets INVALID_PARTITION_METADATA;
+a partition being removed (KIP-694 mode None) is no longer served to consumers
+(UNKNOWN_TOPIC_OR_PARTITION, which stock clients retry after a metadata refresh).
 """
 from __future__ import annotations
 
