@@ -12,8 +12,8 @@ from chaoskit.suite.mutate import gaps, markdown, plan, run_one, summary
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = ROOT / "suites"
 # each suite's own: the element whose absence it exists to catch (docs/verdicts.md has the full table)
-CI_PAIRS = [("linear-hashing", "kip253_expansion"), ("drained-deletion", "kip253_deletion"),
-            ("truncation-detection", "kip320_truncation"), ("offline-replica-isr", "kip320_zombie"),
+CI_PAIRS = [("linear-hashing", "kip253_expansion"), ("deletion-gate", "kip253_deletion"),
+            ("truncation-detection", "kip320_truncation"), ("fetch-epoch-fencing", "kip320_zombie"),
             ("delayed-deletion", "kip694_reduction"), ("guardrail", "internal_topic_guardrail")]
 CI_SEED = 7
 
