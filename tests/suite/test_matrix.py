@@ -47,6 +47,23 @@ def test_a_claimed_guarantee_broken_on_the_patched_profile_is_a_finding(tmp_path
     assert "not claimed (seen: caught)" in markdown(report) and "class='not-claimed'" in page(report)
 
 
+def test_claimed_cells_run_every_seed_and_cells_not_claimed_run_the_first(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    from chaoskit.suite import matrix
+
+    ran = []
+    monkeypatch.setattr(matrix, "run_cell", lambda suite, where, *, seed, client, **kw: ran.append(
+        (suite, client, seed)) or {"seed": seed, "outcome": "clean", "runs": [], "log": ""})
+    args = argparse.Namespace(clients="kafka-python,aiokafka", suites="kip320_truncation", profiles="patched",
+                              seeds=3, seed=11, out=tmp_path, suites_dir=ROOT / "suites")
+    assert matrix.matrix_command(args) == 0
+    seeds = json.loads((tmp_path / "matrix.json").read_text())["seeds"]
+    assert ran == [("kip320_truncation", "kafka-python", s) for s in seeds] + [
+        ("kip320_truncation", "aiokafka", seeds[0])]
+    assert "not claimed (seen: clean)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("client,word", [("kafka-python", "clean"), ("librdkafka", "clean"),
                                          ("aiokafka", "not claimed")])
 def test_one_cell_per_stock_client(client, word, tmp_path):

@@ -109,8 +109,15 @@ def unseen(t: SparkTables) -> Plan:
 
 
 def duplicate(t: SparkTables) -> Plan:
+    """One value at two places; a place whose offset later held another value (a truncation replaced
+    it) does not count, as in the local engine."""
     F = t.F
-    df = (t.observations.filter(F.col("value").isNotNull()).groupBy("value")
+    seen = t.observations.filter(F.col("value").isNotNull())
+    last = (seen.groupBy("topic", "partition", "offset").agg(F.max_by("value", "index").alias("last"))
+            .withColumnsRenamed({"topic": "l_topic", "partition": "l_partition", "offset": "l_offset"}))
+    at = (seen["topic"].eqNullSafe(last["l_topic"]) & (seen["partition"] == last["l_partition"])
+          & (seen["offset"] == last["l_offset"]) & (seen["value"] == last["last"]))  # null topics: Jepsen's
+    df = (seen.join(last, at).groupBy("value")
           .agg(F.collect_set(F.struct("topic", "partition", "offset")).alias("places"))
           .withColumn("count", F.size("places")).filter(F.col("count") > 1))
     values = t.observations.filter(F.col("value").isNotNull()).select("value").distinct()

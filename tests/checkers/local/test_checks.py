@@ -196,6 +196,17 @@ def test_the_group_reading_again_or_a_reported_truncation_counts():
     assert result(reported, "truncation-undetected").valid is True
 
 
+def test_a_read_record_the_truncation_replaced_and_its_producer_wrote_again_is_no_duplicate():
+    # a1, read at offset 1 before the truncation replaced it, is sent again and acknowledged at offset 4
+    retried = truncated_then(send(0, 0, "a", 1, 0, 4), poll(0, 10, (0, 1, "b", 1, 1), (0, 4, "a", 0, 1)))
+    r = result(retried, "duplicate")
+    assert r.valid is True and r.counts["values"] == 6
+    # a second copy where nothing was replaced is one
+    twice = truncated_then(send(0, 0, "a", 1, 0, 4), poll(0, 10, (0, 4, "a", 0, 1), (0, 5, "a", 0, 1)))
+    r = result(twice, "duplicate")
+    assert r.valid is False and r.witnesses[0]["positions"] == [[T, 0, 4], [T, 0, 5]]
+
+
 def test_a_history_without_a_truncation_read_into_judges_nothing():
     ops = send(0, 0, "a", 0, 0, 0) + poll(2, 10, (0, 0, "a", 0, 0))
     r = result(ops, "truncation-undetected")

@@ -63,13 +63,14 @@ def test_spark_and_local_agree_on_key_moves_between_partitions(spark):
 
 
 def test_spark_and_local_agree_on_truncations_judged_by_behaviour(spark):
-    from ..local.test_checks import poll, truncated_then
+    from ..local.test_checks import poll, send, truncated_then
 
     cases = {"re-read": truncated_then(poll(0, 10, (0, 1, "b", 1, 1), (0, 2, "b", 1, 2), (0, 3, "b", 1, 3))),
              "went on": truncated_then(poll(0, 10, (0, 3, "b", 1, 3))),
              "from past": truncated_then(poll(0, 10, (0, 2, "b", 1, 2), (0, 3, "b", 1, 3))),
-             "none": truncated_then()[:8]}
-    names = ["truncation-undetected", "nonmonotonic-poll"]
+             "none": truncated_then()[:8],
+             "retried": truncated_then(send(0, 0, "a", 1, 0, 4), poll(0, 10, (0, 4, "a", 0, 1), (0, 5, "a", 0, 1)))}
+    names = ["truncation-undetected", "nonmonotonic-poll", "duplicate"]
     for case, ops in cases.items():
         assert run_checks(ops, names, engine="spark").to_json() == run_checks(ops, names, engine="local").to_json(), case
     went_on = run_checks(cases["went on"], names, engine="spark").results["truncation-undetected"]
