@@ -132,7 +132,10 @@ def markdown(report: dict[str, Any]) -> str:
 def _evidence(run: dict[str, Any]) -> str:
     from chaoskit.checkers.catalog import CHECKS
 
-    parts = [f"{name} {counts[CHECKS[name].evidence]}" for name, counts in run["evidence"].items()
+    found = set(run["anomalies"])  # the checks that found something come first, with their count
+    ranked = sorted(run["evidence"].items(), key=lambda item: item[0] not in found)
+    parts = [f"{name} {counts.get('anomalies', '?')} in {counts[CHECKS[name].evidence]}" if name in found else
+             f"{name} {counts[CHECKS[name].evidence]}" for name, counts in ranked
              if name in CHECKS and CHECKS[name].evidence in counts]
     return ", ".join(parts[:3])
 

@@ -16,7 +16,7 @@ CI_SEED = 7
 
 def seed(n: int, outcome: str, run_dir: str = "/nowhere") -> dict:
     runs = [{"valid": {"caught": False, "clean": True}.get(outcome, "unknown"), "anomalies": ["key-order"],
-             "witnesses": ["key k1: ..."], "evidence": {"key-order": {"key_pairs": 40}}, "run_dir": run_dir,
+             "witnesses": ["key k1: ..."], "evidence": {"key-order": {"anomalies": 2, "key_pairs": 40}}, "run_dir": run_dir,
              "replay": f"pytest x --chaos-seed={n}", "duration_s": 16}]
     return {"seed": n, "outcome": outcome, "runs": runs}
 
@@ -45,6 +45,7 @@ def test_a_claimed_guarantee_broken_on_the_patched_profile_is_a_finding(tmp_path
     assert finding.name == "c-kip253-key-order.md" and "smallest seed 3" in text and "c 1.0" in text
     assert "chaoskit-3 Fetch v12 orders-0@5" in text and "--chaos-seed=3" in text
     assert "not claimed (seen: caught)" in markdown(report) and "class='not-claimed'" in page(report)
+    assert "| key-order 2 in 40 |" in markdown(report)  # the check that found it first, with its count
 
 
 def test_claimed_cells_run_every_seed_and_cells_not_claimed_run_the_first(tmp_path, monkeypatch, capsys):
