@@ -46,7 +46,8 @@ def test_the_first_form_and_where_it_ends():
 
 
 def test_written_values_read_back():
-    value = {Keyword("f"): Keyword("send"), "a \"q\"\n\\": [1, None, True, False, -2.5, "x", (3, [])], Keyword("m"): {}}
+    value = {Keyword("f"): Keyword("send"), "a \"q\"\n\\": [1, None, True, False, -2.5, "x", (3, [])],
+             Keyword("m"): {}}
     text = dumps(value)
     assert text.startswith("{:f :send, ")
     assert loads(text) == {"f": "send", "a \"q\"\n\\": [1, None, True, False, -2.5, "x", [3, []]], "m": {}}
