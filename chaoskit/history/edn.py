@@ -72,7 +72,12 @@ def loads_prefix(text: str) -> tuple[Any, int]:
 
 
 def _hashable(v: Any) -> Any:
-    return tuple(_hashable(x) for x in v) if isinstance(v, list) else v
+    """A map key as a dict can hold it: vectors as tuples, maps as tuples of pairs."""
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple((k, _hashable(x)) for k, x in v.items())
+    return v
 
 
 class _Reader:

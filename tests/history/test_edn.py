@@ -16,6 +16,7 @@ from chaoskit.history.edn import EdnError, Keyword, dumps, loads, loads_prefix
     ("#jepsen.history.Op{:index 3 :f :read}", {"index": 3, "f": "read"}),
     ("[1 #_ 2 3] ; comment", [1, 3]),
     ("{[1 2] :x}", {(1, 2): "x"}),
+    ("{{:a [1]} :x}", {(("a", (1,)),): "x"}),
     ("sym/bol", "sym/bol"),
 ])
 def test_reads(text, value):
