@@ -39,7 +39,6 @@ from chaoskit.history.schema import Op, SchemaError, check_op
 
 MOP_FS = ("send", "poll", "txn")  # ops whose value is a vector of micro-ops
 SUBSCRIPTION_FS = ("assign", "subscribe")
-KAFKA_FS = (*MOP_FS, *SUBSCRIPTION_FS, "crash")
 PARTITIONS_PER_TOPIC = 2  # Jepsen's Kafka client: key k is topic t<k div 2>, partition k mod 2
 EXPORT_PROCESS, EXPORT_F = "chaoskit", "chaoskit-export"  # the header op of a history chaoskit wrote
 JSON_TEXT = "json-text"
@@ -98,9 +97,11 @@ class _Reading:
         self.json_values = value.get("values") == JSON_TEXT
 
     def topic_partition(self, key: Any) -> TopicPartition:
+        if not isinstance(key, int) or isinstance(key, bool):
+            raise SchemaError(f"a key is a non-negative integer (a topic-partition), got {edn.dumps(key)}")
         if key in self.keys:
             return self.keys[key]
-        if not isinstance(key, int) or isinstance(key, bool) or key < 0:
+        if key < 0:
             raise SchemaError(f"a key is a non-negative integer (a topic-partition), got {key!r}")
         return jepsen_topic_partition(key)
 

@@ -180,3 +180,13 @@ def test_export_writes_values_as_json_texts_under_a_key_map():
     assert invoked == '{:index 0, :type :invoke, :process 0, :f :send, :value [[:send 0 "[0,\\"k\\",1]"]], ' \
                      ':topic "orders", :key "k"}'
     assert ':value [[:send 0 [7 "[0,\\"k\\",1]"]]]' in done
+
+
+def test_a_key_that_is_not_an_integer_is_a_problem_not_a_crash(tmp_path: Path):
+    lines = [op("ok", 5, "poll", "[[:poll {[1 2] [[0 1]], {:k 1} [[0 2]], 0 [[0 3]]}]]")]
+    history = load(tmp_path, lines)
+    assert history.problems == [
+        "line 1: micro-op 0: a key is a non-negative integer (a topic-partition), got [1 2]",
+        'line 1: micro-op 0: a key is a non-negative integer (a topic-partition), got [["k" 1]]',
+    ]
+    assert [o["value"] for o in history.ops] == [[[0, 0, None, 3, None]]]
