@@ -23,6 +23,7 @@ COMMANDS: tuple[str, ...] = (
     "chaoskit.suite.mutate:register",
     "chaoskit.suite.matrix:register",
     "chaoskit.checkers.cli:register",
+    "chaoskit.history.export_cli:register",
 )
 
 

@@ -1,9 +1,12 @@
-"""A small EDN reader: enough of the format for Jepsen histories.
+"""A small EDN reader and writer: enough of the format for Jepsen histories.
 
 Keywords become strings without the colon (`:ok` -> "ok"), symbols strings, vectors and lists
 Python lists, sets sorted lists when their items compare (else lists), maps dicts (keys made
 hashable), `nil`/`true`/`false` None/True/False, tagged values (`#jepsen.history.Op{...}`) the
 value they tag, `#_` discards the next form. Commas are whitespace; `;` starts a comment.
+
+`dumps` writes JSON-like values back: a `Keyword` as `:name`, other strings as strings, lists and
+tuples as vectors, dicts as maps, None as `nil`.
 """
 from __future__ import annotations
 
@@ -19,6 +22,32 @@ _CHARS = {"newline": "\n", "space": " ", "tab": "\t", "return": "\r"}
 
 class EdnError(ValueError):
     """Text that is not EDN; says where."""
+
+
+class Keyword(str):
+    """A string `dumps` writes as an EDN keyword (`Keyword("ok")` -> `:ok`)."""
+
+
+_WRITE_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def dumps(value: Any) -> str:
+    """`value` as EDN text (the inverse of `loads` for JSON-like values and Keywords)."""
+    if value is None:
+        return "nil"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Keyword):
+        return ":" + value
+    if isinstance(value, str):
+        return '"' + "".join(_WRITE_ESCAPES.get(c, c) for c in value) + '"'
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + " ".join(dumps(x) for x in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{dumps(k)} {dumps(v)}" for k, v in value.items()) + "}"
+    raise EdnError(f"cannot write a {type(value).__name__} as EDN: {value!r}")
 
 
 def loads(text: str) -> Any:
@@ -43,7 +72,12 @@ def loads_prefix(text: str) -> tuple[Any, int]:
 
 
 def _hashable(v: Any) -> Any:
-    return tuple(_hashable(x) for x in v) if isinstance(v, list) else v
+    """A map key as a dict can hold it: vectors as tuples, maps as tuples of pairs."""
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple((k, _hashable(x)) for k, x in v.items())
+    return v
 
 
 class _Reader:

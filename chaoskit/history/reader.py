@@ -3,6 +3,7 @@ history/recorder.py is the write side).
 
     History.from_path("reports/runs/x/history.jsonl")       # .jsonl, .parquet, .edn, .log/.txt
     History.from_path("history.edn", format="edn")
+    History.from_path("history.edn", format="jepsen-kafka")  # Jepsen's Kafka workload (history.jepsen_kafka)
 
 A corrupt or truncated line is a `problem` ("line N: what is wrong"); the other lines still load
 and are checked. Ops without an `index` get their position in the file.
@@ -14,10 +15,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from chaoskit.history.jepsen import from_jepsen_ops, read_edn_lines, read_log_lines
+from chaoskit.history.jepsen_kafka import looks_like_jepsen_kafka, read_jepsen_kafka_lines
 from chaoskit.history.parquet import read_parquet, write_parquet
 from chaoskit.history.schema import Op, SchemaError, check_op
 
-FORMATS = ("jsonl", "parquet", "edn", "jepsen-log")
+FORMATS = ("jsonl", "parquet", "edn", "jepsen-kafka", "jepsen-log")
 _SUFFIXES = {".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".edn": "edn", ".log": "jepsen-log",
              ".txt": "jepsen-log"}
 
@@ -42,10 +44,16 @@ def read_jsonl_lines(lines: Iterable[str]) -> tuple[list[Op], list[str]]:
 
 
 def detect_format(path: Path) -> str:
+    """The format its suffix names; an EDN history of Jepsen's Kafka workload (send/poll/txn ops of
+    micro-ops, or chaoskit's export) is "jepsen-kafka"."""
     fmt = _SUFFIXES.get(path.suffix.lower())
     if fmt is None:
         raise HistoryError(f"cannot tell the format of {path} from its suffix {path.suffix!r}; "
                            f"name one with --format ({', '.join(FORMATS)})")
+    if fmt == "edn" and path.is_file():
+        with open(path, encoding="utf-8", errors="replace") as f:
+            if looks_like_jepsen_kafka(f):
+                return "jepsen-kafka"
     return fmt
 
 
@@ -94,7 +102,8 @@ class History:
         fmt = format or detect_format(path)
         if fmt == "parquet":
             return cls(None, source=path)
-        readers = {"jsonl": read_jsonl_lines, "edn": read_edn_lines, "jepsen-log": read_log_lines}
+        readers = {"jsonl": read_jsonl_lines, "edn": read_edn_lines, "jepsen-kafka": read_jepsen_kafka_lines,
+                   "jepsen-log": read_log_lines}
         if fmt not in readers:
             raise HistoryError(f"unknown history format {fmt!r}; use one of {', '.join(FORMATS)}")
         with open(path, encoding="utf-8", errors="replace", newline="") as f:

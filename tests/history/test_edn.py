@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit.history.edn import EdnError, loads, loads_prefix
+from chaoskit.history.edn import EdnError, Keyword, dumps, loads, loads_prefix
 
 
 @pytest.mark.parametrize("text,value", [
@@ -16,6 +16,7 @@ from chaoskit.history.edn import EdnError, loads, loads_prefix
     ("#jepsen.history.Op{:index 3 :f :read}", {"index": 3, "f": "read"}),
     ("[1 #_ 2 3] ; comment", [1, 3]),
     ("{[1 2] :x}", {(1, 2): "x"}),
+    ("{{:a [1]} :x}", {(("a", (1,)),): "x"}),
     ("sym/bol", "sym/bol"),
 ])
 def test_reads(text, value):
@@ -43,3 +44,16 @@ def test_the_first_form_and_where_it_ends():
     for broken, words in (("   ", "empty"), ("[1 2", "ends inside")):
         with pytest.raises(EdnError, match=words):
             loads_prefix(broken)
+
+
+def test_written_values_read_back():
+    value = {Keyword("f"): Keyword("send"), "a \"q\"\n\\": [1, None, True, False, -2.5, "x", (3, [])],
+             Keyword("m"): {}}
+    text = dumps(value)
+    assert text.startswith("{:f :send, ")
+    assert loads(text) == {"f": "send", "a \"q\"\n\\": [1, None, True, False, -2.5, "x", [3, []]], "m": {}}
+
+
+def test_what_edn_cannot_hold_is_refused():
+    with pytest.raises(EdnError, match="cannot write a set"):
+        dumps({1, 2})

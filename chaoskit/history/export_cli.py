@@ -1,0 +1,45 @@
+"""`chaoskit export RUN_DIR --format jepsen-kafka [--out FILE]`: a run's history for Jepsen's tools.
+
+Writes RUN_DIR/history.jsonl (or the history file named) as a Jepsen Kafka history.edn, one op map
+per line (history/jepsen_kafka_write.py; docs/history.md, "Jepsen Kafka histories"), by default to
+history.edn beside it. `chaoskit check` reads it back to the same verdict. Exit 0 written; 1 written,
+but lines of the history could not be read (listed; they are not in the export); 2 nothing written.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+EXPORT_FORMATS = ("jepsen-kafka",)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("export", help="write a run's history in another tool's format (Jepsen Kafka EDN)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run", type=Path, help="a run directory (its history.jsonl) or a history file")
+    p.add_argument("--format", choices=EXPORT_FORMATS, default="jepsen-kafka", help="the format to write")
+    p.add_argument("--out", type=Path, help="the file to write (default: history.edn beside the history)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from chaoskit.history.jepsen_kafka_write import write_jepsen_kafka
+    from chaoskit.history.reader import History, HistoryError
+
+    source = args.run / "history.jsonl" if args.run.is_dir() else args.run
+    try:
+        history = History.from_path(source)
+    except (HistoryError, OSError) as e:
+        print(f"chaoskit export: {e}", file=sys.stderr)
+        return 2
+    out = args.out or source.with_name("history.edn")
+    if out.resolve() == source.resolve():
+        print(f"chaoskit export: {out} is the history itself; name another file with --out", file=sys.stderr)
+        return 2
+    write_jepsen_kafka(history.ops, out)
+    print(f"wrote {out} ({len(history)} ops, {args.format})")
+    for problem in history.problems:
+        print(f"chaoskit export: {source}: unreadable, not exported: {problem}", file=sys.stderr)
+    return 1 if history.problems else 0

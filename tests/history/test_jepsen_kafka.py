@@ -1,0 +1,192 @@
+"""Jepsen Kafka histories (jepsen.tests.kafka's history.edn) read as our ops: each anomaly the
+workload describes, planted in a small hand-written history, is found by the local engine and a clean
+one checks clean; our own histories survive export and reading back with the same results; broken
+lines are reported by number."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chaoskit.checkers.catalog import KAFKA_CHECKS
+from chaoskit.checkers.compose import run_checks
+from chaoskit.history import synthetic
+from chaoskit.history.jepsen_kafka import jepsen_topic_partition
+from chaoskit.history.jepsen_kafka_write import jepsen_kafka_lines, write_jepsen_kafka
+from chaoskit.history.reader import History, detect_format
+
+JEPSEN_CHECKS = ["lost-write", "unseen", "duplicate", "inconsistent-offsets", "poll-skip", "nonmonotonic-poll",
+                 "nonmonotonic-send"]
+
+
+def op(kind: str, process: int, f: str, value: str, extra: str = "") -> str:
+    return f"{{:type :{kind}, :process {process}, :f :{f}, :value {value}{extra}}}"
+
+
+def send(process: int, key: int, value: int, offset: int | None, kind: str = "ok") -> list[str]:
+    """A :send op of one micro-op: invoked [:send k v], completed [:send k [offset v]]."""
+    done = f"[{'nil' if offset is None else offset} {value}]" if kind == "ok" else str(value)
+    return [op("invoke", process, "send", f"[[:send {key} {value}]]"),
+            op(kind, process, "send", f"[[:send {key} {done}]]")]
+
+
+def reads(polled: dict[int, list[tuple[int, int]]]) -> str:
+    return "{" + ", ".join(f"{k} [{' '.join(f'[{o} {v}]' for o, v in pairs)}]" for k, pairs in polled.items()) + "}"
+
+
+def poll(process: int, polled: dict[int, list[tuple[int, int]]]) -> list[str]:
+    return [op("invoke", process, "poll", "[[:poll]]"), op("ok", process, "poll", f"[[:poll {reads(polled)}]]")]
+
+
+def assign(process: int, keys: list[int], f: str = "assign") -> list[str]:
+    value = "[" + " ".join(map(str, keys)) + "]"
+    return [op("invoke", process, f, value), op("ok", process, f, value)]
+
+
+def load(tmp_path: Path, lines: list[str], name: str = "history.edn") -> History:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return History.from_path(path)
+
+
+def verdict(history: History, checks: list[str] = JEPSEN_CHECKS):
+    return run_checks(history, checks, engine="local")
+
+
+# keys 0 and 1 are topic t0's partitions 0 and 1, key 2 is t1/0; process 6's txn sends and polls at once
+CLEAN = (send(0, 0, 1, 0) + send(0, 0, 2, 1) + send(0, 1, 3, 0) + send(0, 0, 4, 2)
+         + poll(5, {0: [(0, 1), (1, 2)], 1: [(0, 3)]}) + poll(5, {0: [(2, 4)]})
+         + [op("invoke", 6, "txn", "[[:send 2 5] [:poll]]"),
+            op("ok", 6, "txn", f"[[:send 2 [0 5]] [:poll {reads({0: [(0, 1), (1, 2), (2, 4)]})}]]")]
+         + poll(5, {2: [(0, 5)]}))
+
+PLANTED = {
+    # an acknowledged write at offset 0 was never read, though offset 1 of its key was
+    "lost-write": send(0, 0, 1, 0) + send(0, 0, 2, 1) + poll(5, {0: [(1, 2)]}),
+    # the last acknowledged write was never read, nor anything after it
+    "unseen": send(0, 0, 1, 0) + send(0, 0, 2, 1) + poll(5, {0: [(0, 1)]}),
+    # one value at two offsets of a key
+    "duplicate": send(0, 0, 1, 0) + poll(5, {0: [(0, 1), (1, 1)]}),
+    # two writes acknowledged at one offset
+    "inconsistent-offsets": send(0, 0, 1, 0) + send(1, 0, 2, 0) + poll(5, {0: [(0, 1)]}),
+    # a consumer's next poll of a key jumps over offset 1, which exists
+    "poll-skip": send(0, 0, 1, 0) + send(0, 0, 2, 1) + send(0, 0, 3, 2)
+    + poll(5, {0: [(0, 1)]}) + poll(5, {0: [(2, 3)]}),
+    # a consumer's next poll of a key starts where the last one ended, not after it
+    "nonmonotonic-poll": send(0, 0, 1, 0) + send(0, 0, 2, 1) + poll(5, {0: [(0, 1), (1, 2)]}) + poll(5, {0: [(1, 2)]}),
+    # a producer's second send to a key got a lower offset than its first
+    "nonmonotonic-send": send(0, 0, 1, 1) + send(0, 0, 2, 0) + poll(5, {0: [(0, 2), (1, 1)]}),
+}
+
+
+def test_a_clean_history_checks_clean_with_something_to_judge(tmp_path: Path):
+    history = load(tmp_path, CLEAN)
+    assert history.problems == []
+    v = verdict(history)
+    assert {n: r.valid for n, r in v.results.items()} == {n: True for n in JEPSEN_CHECKS}
+    assert v.valid is True
+
+
+@pytest.mark.parametrize("check", JEPSEN_CHECKS)
+def test_each_planted_anomaly_is_found(tmp_path: Path, check: str):
+    result = verdict(load(tmp_path, PLANTED[check]), [check]).results[check]
+    assert result.valid is False and result.counts["anomalies"] == 1
+
+
+def test_micro_ops_become_sends_and_polls_of_the_keys_topic_partitions(tmp_path: Path):
+    ops = load(tmp_path, CLEAN).ops
+    txn = [o for o in ops if o["process"] == 6]
+    assert [(o["type"], o["f"]) for o in txn] == [("invoke", "send"), ("invoke", "poll"), ("ok", "send"),
+                                                  ("ok", "poll")]
+    assert (txn[2]["topic"], txn[2]["partition"], txn[2]["offset"], txn[2]["value"]) == ("t1", 0, 0, 5)
+    assert (txn[3]["topic"], txn[3]["value"]) == ("t0", [[0, 0, None, 1, None], [0, 1, None, 2, None],
+                                                         [0, 2, None, 4, None]])
+    # a poll of two topics is one poll op per topic
+    two = load(tmp_path, poll(5, {0: [(0, 1)], 3: [(0, 7)], 1: [(4, 3)]}), "two.edn").ops
+    assert [(o["topic"], [r[:2] for r in o["value"]]) for o in two[1:]] == [("t0", [[0, 0], [1, 4]]), ("t1", [[1, 0]])]
+    assert [jepsen_topic_partition(k) for k in (0, 1, 2, 5)] == [("t0", 0), ("t0", 1), ("t1", 0), ("t2", 1)]
+
+
+def test_an_info_send_keeps_no_offset_and_a_crash_is_kept(tmp_path: Path):
+    ops = load(tmp_path, send(0, 0, 1, None, kind="info") + [op("info", 1, "crash", "nil")]).ops
+    assert [(o["type"], o["f"], o.get("offset")) for o in ops] == [("invoke", "send", None), ("info", "send", None),
+                                                                 ("info", "crash", None)]
+
+
+@pytest.mark.parametrize("f", ["assign", "subscribe"])
+def test_assign_and_subscribe_reset_the_consumers_position(tmp_path: Path, f: str):
+    """Ours resets every partition at an assign or subscribe; Jepsen's checker keeps the position of
+    the keys still assigned (docs/history.md, "Jepsen Kafka histories")."""
+    skip = PLANTED["poll-skip"]
+    history = load(tmp_path, skip[:-2] + assign(5, [0], f) + skip[-2:])
+    assert [o["value"] for o in history.ops if o["f"] == "on_partitions_assigned"] == [[["t0", 0]]]
+    assert verdict(history, ["poll-skip"]).results["poll-skip"].counts["anomalies"] == 0
+
+
+def test_a_rebalance_during_a_poll_resets_before_its_records(tmp_path: Path):
+    skip = PLANTED["poll-skip"]
+    rebalanced = op("ok", 5, "poll", "[[:poll {0 [[2 3]]}]]", ", :rebalance-log [{:keys [0 1]}]")
+    history = load(tmp_path, skip[:-1] + [rebalanced])
+    assert [o["f"] for o in history.ops[-2:]] == ["on_partitions_assigned", "poll"]
+    assert verdict(history, ["poll-skip"]).results["poll-skip"].counts["anomalies"] == 0
+
+
+def test_kafka_edn_is_detected_and_other_edn_is_not(tmp_path: Path):
+    (tmp_path / "k.edn").write_text("\n".join(CLEAN) + "\n")
+    (tmp_path / "r.edn").write_text("{:type :invoke, :process 0, :f :write, :value 3}\n")
+    assert detect_format(tmp_path / "k.edn") == "jepsen-kafka"
+    assert detect_format(tmp_path / "r.edn") == "edn"
+
+
+def test_what_cannot_be_mapped_is_a_problem_with_its_line_and_the_rest_loads(tmp_path: Path):
+    lines = send(0, 0, 1, 0) + [
+        "{:type :ok, :process 0, :f :send, :value [[:send 0",  # truncated
+        op("ok", 5, "poll", "[[:poll {0 [[0 1] [x 2]]}] [:frob 1]]"),  # one bad read, one unknown micro-op
+        op("ok", 5, "send", "[[:send -1 [0 9]]]"),  # not a key
+        op("ok", 5, "txn", "3"),
+    ] + poll(6, {0: [(0, 1)]})
+    history = load(tmp_path, lines, "bad.edn")
+    assert history.problems == [
+        "line 3: the text ends inside a form (column 51): truncated?",
+        'line 4: micro-op 1: a micro-op is [:send k v] or [:poll ...], got ["frob" 1]',
+        'line 4: micro-op 0: a read is [offset value] with an integer offset, got ["x" 2]',
+        "line 5: micro-op 0: a key is a non-negative integer (a topic-partition), got -1",
+        "line 6: a :txn op's value is a vector of micro-ops, got 3",
+    ]
+    polls = [o for o in history.ops if o["f"] == "poll" and o["type"] == "ok"]
+    assert [o["value"] for o in polls] == [[[0, 0, None, 1, None]], [[0, 0, None, 1, None]]]
+    assert verdict(history).valid == "unknown"  # a clean verdict over part of a history is not clean
+
+
+def _results(history) -> dict:
+    return {n: r.to_json() for n, r in verdict(history, [c.name for c in KAFKA_CHECKS]).results.items()}
+
+
+@pytest.mark.parametrize("plant", [(), synthetic.KINDS], ids=["clean", "every-plant"])
+def test_our_history_exported_and_read_back_gives_the_same_results(tmp_path: Path, plant):
+    ours = synthetic.generate(seed=11, events=2500, plant=plant).ops
+    back = History.from_path(write_jepsen_kafka(ours, tmp_path / "out.edn"))
+    assert back.problems == []
+    assert _results(back) == _results(History(ours))
+
+
+def test_export_writes_values_as_json_texts_under_a_key_map():
+    invoke = {"index": 0, "process": 0, "type": "invoke", "f": "send", "topic": "orders", "key": "k",
+              "value": [0, "k", 1]}
+    ops = [invoke, {**invoke, "index": 1, "type": "ok", "partition": 3, "offset": 7}]
+    header, invoked, done = jepsen_kafka_lines(ops)
+    assert header == ('{:process :chaoskit, :type :info, :f :chaoskit-export, '
+                      ':value {:keys {0 ["orders" 3]}, :values :json-text}}')
+    assert invoked == '{:index 0, :type :invoke, :process 0, :f :send, :value [[:send 0 "[0,\\"k\\",1]"]], ' \
+                     ':topic "orders", :key "k"}'
+    assert ':value [[:send 0 [7 "[0,\\"k\\",1]"]]]' in done
+
+
+def test_a_key_that_is_not_an_integer_is_a_problem_not_a_crash(tmp_path: Path):
+    lines = [op("ok", 5, "poll", "[[:poll {[1 2] [[0 1]], {:k 1} [[0 2]], 0 [[0 3]]}]]")]
+    history = load(tmp_path, lines)
+    assert history.problems == [
+        "line 1: micro-op 0: a key is a non-negative integer (a topic-partition), got [1 2]",
+        'line 1: micro-op 0: a key is a non-negative integer (a topic-partition), got [["k" 1]]',
+    ]
+    assert [o["value"] for o in history.ops] == [[[0, 0, None, 3, None]]]
