@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, help="seed of both runs (default: drawn and printed)")
     parser.add_argument("--duration", type=float, default=25.0, help="seconds of workload and faults per side")
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="where runs/ goes")
-    parser.add_argument("--engine", choices=ENGINES, default="spark", help="checker engine")
+    parser.add_argument("--engine", choices=ENGINES, default="auto", help="checker engine (auto: by the history's "
+                        "size)")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else new_seed()
     print(f"chaoskit demo: KIP-253 expansion under faults, seed {seed}, {args.duration:g} s per side "

@@ -36,8 +36,9 @@ def register(sub: Any) -> None:
                                     f"known: {', '.join(CHECKS)}")
     p.add_argument("--json", action="store_true", help="print the full verdict as JSON")
     p.add_argument("--spark-master", help="a Spark master URL (default: local[2])")
-    p.add_argument("--engine", choices=ENGINES, default="spark",
-                   help="spark (default) or local: the same checks in this process")
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="auto (default: this process below 2M ops, Spark from there or with --spark-master), "
+                        "spark or local")
     p.set_defaults(func=run)
 
 
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
     verdict = run_checks(history, checks, engine=args.engine, master=args.spark_master, model=model)
     if args.json:
-        print(json.dumps(verdict.to_json(), indent=1, default=str))
+        print(json.dumps({**verdict.to_json(), "engine": verdict.engine}, indent=1, default=str))
     else:
         show(verdict, args.path, len(history))
     return EXIT[verdict.valid]
@@ -92,4 +93,5 @@ def show(verdict: Any, path: Path, ops: int) -> None:
         console.print(f"[yellow]... and {len(verdict.problems) - 20} more unreadable lines[/]")
     word = verdict_word(verdict.valid)
     console.print(f"valid: [{style.get(word, 'yellow')}]{verdict.valid}[/]"
-                  + (f" ({verdict.reason})" if verdict.valid == "unknown" else ""), soft_wrap=True)
+                  + (f" ({verdict.reason})" if verdict.valid == "unknown" else "")
+                  + f" [dim](checked on {verdict.engine})[/]", soft_wrap=True)

@@ -1,6 +1,6 @@
 """One checker path: checks by name from the plugin registry, composed into a Verdict.
 
-    run_checks(History.from_path(p))                       # every applicable Kafka check, on Spark
+    run_checks(History.from_path(p))                       # every applicable Kafka check (auto engine)
     run_checks(h, ["key-order", "lost-write"], engine="local")
     run_checks(h, ["linearizable"], model="cas-register")
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from chaoskit.checkers.catalog import KAFKA_CHECKS, MODELS, Check
-from chaoskit.checkers.engine import ENGINES
+from chaoskit.checkers.engine import ENGINES, chosen_engine
 from chaoskit.checkers.kafka import KafkaCheck, run_kafka_checks
 from chaoskit.checkers.result import CheckResult
 from chaoskit.checkers.verdict import Verdict
@@ -52,16 +52,19 @@ def checkers(names: list[str], **settings: Any) -> dict[str, Checker]:
     return {name: factory(**settings) for name, factory in _factories(names).items()}
 
 
-def run_checks(history: Any, checks: list[str] | None = None, engine: str = "spark", master: str | None = None,
+def run_checks(history: Any, checks: list[str] | None = None, engine: str = "auto", master: str | None = None,
                model: str | None = None, budget_s: float = 60.0, test: LiveRun | None = None) -> Verdict:
     if engine not in ENGINES:
         raise ValueError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
     if model is not None and model not in MODELS:
         raise ValueError(f"model {model!r}: use one of {', '.join(MODELS)}")
     history = as_history(history)
+    engine = chosen_engine(engine, master, len(history))
     names = list(checks) if checks is not None else default_checks(history, model)
     chosen = checkers(names, engine=engine, spark_master=master, model=model, budget_s=budget_s)
-    return compose(chosen, test, history, required=list(checks) if checks is not None else None)
+    verdict = compose(chosen, test, history, required=list(checks) if checks is not None else None)
+    verdict.engine = engine
+    return verdict
 
 
 def check_names(names: list[str]) -> None:

@@ -20,6 +20,7 @@ class Verdict:
     results: dict[str, CheckResult]
     problems: list[str] = field(default_factory=list)
     required: list[str] | None = None  # checks asked for by name: each must judge something
+    engine: str | None = None  # the engine the checks ran on ("auto" resolved); not part of the verdict
 
     @property
     def counted(self) -> dict[str, CheckResult]:

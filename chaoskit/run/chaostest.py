@@ -56,7 +56,7 @@ class ChaosTest:
     client_options: dict[str, Any] = field(default_factory=dict)
     faults: dict[str, Any] | None = None  # a schedule spec without duration_s (the run's is used)
     checks: list[str] | None = None  # None: every Kafka check
-    engine: str = "spark"  # or "local": the same checks in one process
+    engine: str = "auto"  # "local" (this process) or "spark"; auto: local below a size, Spark above
     spark_master: str | None = None
     reports: Path = Path("reports")
     drain_timeout_s: float = 60.0

@@ -247,7 +247,12 @@ def analyze(parts: Parts) -> Verdict:
     history.to_parquet(parts.history.with_suffix(".parquet"))
     parts.stats["availability"] = availability(history.ops)
     test = parts.test
+    from chaoskit.checkers.spark.session import copy_log_since, log_mark
+
+    mark = log_mark()
     verdict = run_checks(history, test.checks, engine=test.engine, master=test.spark_master, test=parts.live)
+    copy_log_since(mark, parts.live.run_dir / "spark.log")  # type: ignore[operator]  # Spark's lines for it
+    parts.stats["engine"] = verdict.engine
     parts.stats["check_s"] = round(time.monotonic() - checking, 3)
     return verdict
 

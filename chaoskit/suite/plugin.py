@@ -25,8 +25,10 @@ OPTIONS = (
     ("--chaos-seed", "chaos_seed", "seed for every random choice (workload, schedule, targets); replays a run", None),
     ("--chaos-duration", "chaos_duration", "seconds of workload and faults per chaos test", None),
     ("--chaos-profile", "chaos_profile", "patched, unpatched or both: which broker/controller profile to run", "both"),
-    ("--spark-master", "spark_master", "Spark master URL for the checkers (default local[2])", "local[2]"),
-    ("--chaos-engine", "chaos_engine", "checker engine: spark (default) or local (the same checks in this process)",
+    ("--spark-master", "spark_master", "Spark master URL for the checkers (default local[2]); naming one "
+     "puts the checks on Spark", None),
+    ("--chaos-engine", "chaos_engine", "checker engine: auto (default: this process below 2M ops, Spark above or with "
+     "--spark-master), spark or local",
      None),
     ("--chaos-reports", "chaos_reports", "directory for run outputs (runs/<id>/, allure-results/)", "reports"),
     ("--chaos-client", "chaos_clients", "the clients to run each chaos test with, comma-separated (default: "

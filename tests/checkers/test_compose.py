@@ -63,7 +63,7 @@ def test_linearizable_calls_the_checker_with_ops_and_model(monkeypatch):
 
 
 def test_bad_arguments_are_explained():
-    with pytest.raises(ValueError, match="use one of spark, local"):
+    with pytest.raises(ValueError, match="use one of auto, spark, local"):
         run_checks([], engine="dask")
     with pytest.raises(ValueError, match="no check named 'nope'"):
         run_checks([], ["nope"], engine="local")
@@ -111,3 +111,14 @@ def test_a_checker_that_raises_or_returns_something_else_is_unknown():
 
 def test_the_built_in_checks_come_from_the_plugin_registry():
     assert set(CHECKS) <= set(collect(get_plugin_manager(), "checks"))
+
+
+def test_auto_checks_in_this_process_below_the_size_and_on_spark_from_it_or_when_a_master_is_named():
+    from chaoskit.checkers.engine import AUTO_SPARK_FROM, chosen_engine
+
+    assert chosen_engine("auto", None, AUTO_SPARK_FROM - 1) == "local"
+    assert chosen_engine("auto", None, AUTO_SPARK_FROM) == "spark"
+    assert chosen_engine("auto", "spark://127.0.0.1:7077", 10) == "spark"
+    assert chosen_engine("local", "spark://127.0.0.1:7077", AUTO_SPARK_FROM) == "local"  # named: as named
+    verdict = run_checks(synthetic.generate(seed=4, events=300).ops, ["duplicate"])
+    assert verdict.engine == "local" and "engine" not in verdict.to_json()  # the verdict is the same on either

@@ -48,9 +48,12 @@ def local_session(master: str = "local[2]", app: str = "chaoskit-linearizable") 
 
     from pyspark.sql import SparkSession
 
+    from chaoskit.checkers.spark.session import output_to_log
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = (SparkSession.builder.master(master).appName(app).config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false").config("spark.pyspark.python", sys.executable)
-               .getOrCreate())
+    with output_to_log():  # the JVM's lines go to the Spark log, not the terminal
+        session = (SparkSession.builder.master(master).appName(app).config("spark.ui.enabled", "false")
+                   .config("spark.ui.showConsoleProgress", "false").config("spark.pyspark.python", sys.executable)
+                   .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     return session

@@ -1,21 +1,81 @@
 """The SparkSession the checks run on: built on first use, once per process, then reused.
 
-local[2] unless a master is given (`--spark-master`); quiet logs, no UI, few shuffle partitions
-(histories are millions of rows, not billions). pyspark is imported here only, so nothing else
-pays for the JVM.
+local[2] unless a master is given (`--spark-master`); no UI, few shuffle partitions (histories
+are millions of rows, not billions). pyspark is imported here only, so nothing else pays for the JVM.
+
+Quiet: the terminal shows chaoskit's lines only. The JVM (and the Python workers it starts) write
+to the process's Spark log (`log_path()`: CHAOSKIT_SPARK_LOG, or a file in the temporary directory;
+`-` keeps them on the terminal); a run copies the part its checks wrote to its folder's spark.log
+(`copy_log_since`).
 """
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import threading
-from typing import Any
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
 
 DEFAULT_MASTER = "local[2]"
 SHUFFLE_PARTITIONS = 4
 _lock = threading.Lock()
 _session: Any = None
 _master: str | None = None
+LOG_ENV = "CHAOSKIT_SPARK_LOG"  # a file for Spark's and the JVM's output, or "-" for the terminal
+
+
+def log_path() -> Path | None:
+    """Where Spark's and the JVM's output goes in this process; None: the terminal."""
+    where = os.environ.get(LOG_ENV)
+    if where == "-":
+        return None
+    return Path(where) if where else Path(tempfile.gettempdir()) / f"chaoskit-spark-{os.getpid()}.log"
+
+
+def log_mark() -> int:
+    """The Spark log's size now: what a run's checks write comes after it."""
+    path = log_path()
+    return path.stat().st_size if path is not None and path.exists() else 0
+
+
+def copy_log_since(mark: int, to: Path) -> Path | None:
+    """What the Spark log gained since `mark`, appended to `to` (a run's spark.log); None if nothing."""
+    path = log_path()
+    if path is None or not path.exists() or path.stat().st_size <= mark:
+        return None
+    with open(path, "rb") as src, open(to, "ab") as dst:
+        src.seek(mark)
+        dst.write(src.read())
+    return to
+
+
+@contextmanager
+def output_to_log() -> Iterator[None]:
+    """While the JVM starts, file descriptors 1 and 2 point at the Spark log: the JVM inherits them
+    (and passes them to the Python workers it starts), so none of their lines reach the terminal.
+    Ours are restored as soon as it is up."""
+    path = log_path()
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (log, *saved):
+            os.close(fd)
 
 
 def spark(master: str | None = None) -> Any:
@@ -31,17 +91,22 @@ def spark(master: str | None = None) -> Any:
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 
-        _session = (SparkSession.builder.master(want).appName("chaoskit-check")
-                    .config("spark.ui.enabled", "false")
-                    .config("spark.ui.showConsoleProgress", "false")
-                    .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
-                    .config("spark.sql.adaptive.enabled", "true")
-                    .config("spark.driver.memory", os.environ.get("CHAOSKIT_SPARK_DRIVER_MEMORY", "2g"))
-                    .config("spark.sql.session.timeZone", "UTC")
-                    .getOrCreate())
+        with output_to_log():
+            _session = _build(SparkSession.builder.master(want))
         _session.sparkContext.setLogLevel("WARN")
         _master = want
         return _session
+
+
+def _build(builder: Any) -> Any:
+    return (builder.appName("chaoskit-check")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
+            .config("spark.sql.adaptive.enabled", "true")
+            .config("spark.driver.memory", os.environ.get("CHAOSKIT_SPARK_DRIVER_MEMORY", "2g"))
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate())
 
 
 def stop() -> None:
