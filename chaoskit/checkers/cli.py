@@ -1,11 +1,13 @@
-"""`chaoskit check PATH`: a history's checks, as a table or JSON; the exit code is the verdict.
+"""`chaoskit check PATH [PATH ...]`: a history's checks, as a table or JSON; the exit code is the verdict.
 
 Exit 0 valid: every line was read and every check asked for had something to judge (by default,
 each check the history exercises; the others are listed as not exercised); 1 invalid (an anomaly
 was found); 2 unknown or unreadable. Lines of the history that could not be read are listed; the
 rest is checked, but a clean verdict over part of a history is unknown. `--model cas-register`, `kv`
 or `list-append` checks linearizability (chaoskit.checkers.linear); the default model, kafka, runs
-the Kafka checks.
+the Kafka checks. Several histories are checked in one process (one Spark session when Spark runs);
+the exit code is the worst (1 if any found an anomaly, else 2 if any is unknown), and --json prints
+one verdict per line, each with its `path`.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("check", help="check a history (JSONL, Parquet, Jepsen EDN or log) for anomalies",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("path", type=Path, help="the history file")
+    p.add_argument("paths", type=Path, nargs="+", metavar="path", help="the history file(s)")
     p.add_argument("--format", choices=FORMATS, help="the history's format (default: from the file's suffix)")
     p.add_argument("--model", choices=MODELS, default="kafka",
                    help="kafka: the Kafka checks; cas-register, kv (string values) or list-append (list values): "
@@ -43,9 +45,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chaoskit.checkers.compose import check_names, run_checks
+    from chaoskit.checkers.compose import check_names
     from chaoskit.cli import UsageError
-    from chaoskit.history.reader import History, HistoryError, detect_format
 
     checks = [c.strip() for c in args.checks.split(",") if c.strip()] if args.checks else None
     if checks is not None:
@@ -53,23 +54,33 @@ def run(args: argparse.Namespace) -> int:
             check_names(checks)
         except ValueError as e:
             raise UsageError(str(e)) from e
+    codes = [check_one(path, args, checks) for path in args.paths]
+    return 1 if 1 in codes else max(codes)
+
+
+def check_one(path: Path, args: argparse.Namespace, checks: list[str] | None) -> int:
+    from chaoskit.checkers.compose import run_checks
+    from chaoskit.history.reader import History, HistoryError, detect_format
+
     try:
-        history = History.from_path(args.path, args.format)
+        history = History.from_path(path, args.format)
     except (HistoryError, OSError) as e:
         print(f"chaoskit check: {e}", file=sys.stderr)
         return 2
     model = None if args.model == "kafka" else args.model
-    if model is not None and (args.format or detect_format(args.path)) in ("edn", "jepsen-log"):
+    if model is not None and (args.format or detect_format(path)) in ("edn", "jepsen-log"):
         try:
             history = history.named_for(model)
         except ValueError as e:
-            print(f"chaoskit check: {args.path}: {e}", file=sys.stderr)
+            print(f"chaoskit check: {path}: {e}", file=sys.stderr)
             return 2
     verdict = run_checks(history, checks, engine=args.engine, master=args.spark_master, model=model)
-    if args.json:
+    if args.json and len(args.paths) > 1:  # a verdict per line, each naming its history
+        print(json.dumps({"path": str(path), **verdict.to_json(), "engine": verdict.engine}, default=str))
+    elif args.json:
         print(json.dumps({**verdict.to_json(), "engine": verdict.engine}, indent=1, default=str))
     else:
-        show(verdict, args.path, len(history))
+        show(verdict, path, len(history))
     return EXIT[verdict.valid]
 
 

@@ -126,3 +126,16 @@ def test_exit_0_needs_every_line_read_and_every_asked_check_to_have_judged(tmp_p
     partly.write_text(clean.read_text() + '{"process": 0, "type": "ok", "f": "send", "value": [0, "k\n')
     out = chaoskit("check", str(partly), "--engine", "local")
     assert out.returncode == 2 and "could not be read" in out.stdout
+
+
+def test_several_histories_in_one_call_exit_with_the_worst(tmp_path: Path):
+    clean = History(synthetic.generate(seed=1, events=600).ops).to_jsonl(tmp_path / "clean.jsonl")
+    bad = History(synthetic.generate(seed=1, events=600, plant=["duplicate"]).ops).to_jsonl(tmp_path / "bad.jsonl")
+    (tmp_path / "cut.jsonl").write_text(clean.read_text() + '{"f": "send", "ty\n')  # a torn last line
+    out = chaoskit("check", str(clean), str(tmp_path / "cut.jsonl"), "--json")
+    assert out.returncode == 2, out.stderr  # clean and unknown: unknown
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [(Path(v["path"]).name, v["valid"], v["engine"]) for v in lines] == [
+        ("clean.jsonl", True, "local"), ("cut.jsonl", "unknown", "local")]
+    out = chaoskit("check", str(tmp_path / "cut.jsonl"), str(bad), str(clean))
+    assert out.returncode == 1 and out.stdout.count("valid: ") == 3  # an anomaly beats unknown
