@@ -294,6 +294,19 @@ class FreezeClientMetadataFault(WindowedFault):
             c.thaw_metadata()
 
 
+ADMIN_RETRY_S = 30.0
+
+
+def _made(admin: Any, op: str, topic: str, count: int) -> dict[int, Any] | None:
+    """The change as the topic shows it made ({} or a shrink's marked partitions and modes); None if not."""
+    info = admin.topic(topic)
+    if op == "expand":
+        return {} if len(info.partitions) >= count else None
+    if info.undeleted_partition_count == count:
+        return {p: info.partitions[p].mode for p in info.marked_for_deletion}
+    return None
+
+
 class AdminFault(WindowedFault):
     name = "admin"
 
@@ -315,11 +328,7 @@ class AdminFault(WindowedFault):
             change = {"process": "admin", "f": op, "topic": topic, "value": {"count": count}}
             self._record({**change, "type": "invoke"})
             try:
-                if op == "expand":
-                    admin.expand(topic, count)
-                    modes = {}
-                else:
-                    modes = admin.shrink(topic, count, params.get("delay_ms"))
+                modes = self._change(admin, op, topic, count, params.get("delay_ms"))
             except Exception as e:
                 # refused outright: it did not happen; anything else (a timeout): it may have
                 definite = getattr(e, "code", None) is not None and not getattr(e, "retriable", True)
@@ -330,6 +339,44 @@ class AdminFault(WindowedFault):
                 self._record({"process": "admin", "type": "ok", "f": "partition-mode", "topic": topic,
                               "partition": partition, "value": {"mode": mode.label}})
         return {"op": op, "topic": topic, "from": before, "to": count}
+
+    def _change(self, admin: Any, op: str, topic: str, count: int, delay_ms: int | None) -> dict[int, Any]:
+        """Expand or shrink; KIP-694's modes of the partitions a shrink marked. A retriable refusal or
+        no answer is retried from the next broker until ADMIN_RETRY_S, as Kafka's AdminClient retries
+        until its API timeout (a broker whose ZooKeeper session a fault expired answers REQUEST_TIMED_OUT
+        until it has a new one); a retry first looks whether the earlier attempt made the change."""
+        from chaoskit.client.admin import AdminError
+
+        refused: list[Exception] = []  # a definite refusal ends the retries at once
+        tried = False
+
+        def attempt() -> tuple[dict[int, Any]] | None:
+            nonlocal tried
+            if tried and (made := _made(admin, op, topic, count)) is not None:
+                return (made,)
+            tried = True
+            try:
+                if op == "expand":
+                    admin.expand(topic, count)
+                    return ({},)
+                return (admin.shrink(topic, count, delay_ms),)
+            except AdminError as e:
+                if not e.retriable:
+                    refused.append(e)
+                    return None
+                admin.start_from_next_broker()
+                raise
+            except WireError:
+                admin.start_from_next_broker()
+                raise
+
+        try:
+            return wait_for(attempt, ADMIN_RETRY_S, f"admin: {op} {topic} to {count} partitions", interval=0.5,
+                            abort=lambda: "refused" if refused else None)[0]
+        except NotReady:
+            if refused:
+                raise refused[0] from None
+            raise
 
     def _await_records(self, topic: str, partitions: range, timeout_s: float) -> None:
         """Acknowledged records on a partition the shrink removes (high watermark past 0), so the
