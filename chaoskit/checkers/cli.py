@@ -75,10 +75,10 @@ def check_one(path: Path, args: argparse.Namespace, checks: list[str] | None) ->
             print(f"chaoskit check: {path}: {e}", file=sys.stderr)
             return 2
     verdict = run_checks(history, checks, engine=args.engine, master=args.spark_master, model=model)
-    if args.json and len(args.paths) > 1:  # a verdict per line, each naming its history
-        print(json.dumps({"path": str(path), **verdict.to_json(), "engine": verdict.engine}, default=str))
-    elif args.json:
-        print(json.dumps({**verdict.to_json(), "engine": verdict.engine}, indent=1, default=str))
+    if args.json:
+        out = {**verdict.to_json(), "engine": verdict.engine}
+        several = len(args.paths) > 1  # then a verdict per line, each naming its history
+        print(json.dumps({"path": str(path), **out} if several else out, indent=None if several else 1, default=str))
     else:
         show(verdict, path, len(history))
     return EXIT[verdict.valid]

@@ -20,7 +20,7 @@ tuples become `get/put/append` with a `key`), which only the caller choosing the
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from chaoskit.history import edn
 from chaoskit.history.schema import Op, SchemaError, check_op
@@ -50,15 +50,27 @@ def edn_text(v: Any) -> str:
     return "nil" if v is None else str(v)
 
 
-def read_edn_lines(lines: Iterable[str]) -> tuple[list[Op], Problems]:
-    ops: list[Op] = []
-    problems: Problems = []
+def edn_forms(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each EDN line of a history (blank and `;` comment lines skipped); a
+    line that does not parse gives its EdnError as the value."""
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith(";"):
             continue
         try:
-            ops.append(op_from_map(edn.loads(line)))
+            yield n, edn.loads(line)
+        except edn.EdnError as e:
+            yield n, e
+
+
+def read_edn_lines(lines: Iterable[str]) -> tuple[list[Op], Problems]:
+    ops: list[Op] = []
+    problems: Problems = []
+    for n, m in edn_forms(lines):
+        try:
+            if isinstance(m, edn.EdnError):
+                raise m
+            ops.append(op_from_map(m))
         except (edn.EdnError, SchemaError) as e:
             problems.append(f"line {n}: {e}")
     return ops, problems

@@ -31,10 +31,11 @@ why"; the op's other micro-ops and the other lines still load.
 from __future__ import annotations
 
 import json
+from itertools import islice
 from typing import Any, Callable, Iterable
 
 from chaoskit.history import edn
-from chaoskit.history.jepsen import Problems, op_from_map
+from chaoskit.history.jepsen import Problems, edn_forms, op_from_map
 from chaoskit.history.schema import Op, SchemaError, check_op
 
 MOP_FS = ("send", "poll", "txn")  # ops whose value is a vector of micro-ops
@@ -66,16 +67,7 @@ def is_kafka_op(m: Any) -> bool:
 def looks_like_jepsen_kafka(lines: Iterable[str], limit: int = 200) -> bool:
     """Whether an EDN history is the Kafka workload's: one of its first `limit` ops is a send, poll
     or txn of send/poll micro-ops, or it starts with chaoskit's export header."""
-    for n, line in enumerate(lines):
-        if n >= limit:
-            break
-        line = line.strip()
-        if not line or line.startswith(";"):
-            continue
-        try:
-            m = edn.loads(line)
-        except edn.EdnError:
-            continue
+    for _n, m in edn_forms(islice(lines, limit)):
         if is_header(m) or is_kafka_op(m):
             return True
     return False
@@ -122,12 +114,10 @@ def read_jepsen_kafka_lines(lines: Iterable[str]) -> tuple[list[Op], Problems]:
     problems: Problems = []
     reading = _Reading()
     one_each = True  # every Jepsen op gave exactly one op: its :index can stay
-    for n, line in enumerate(lines, 1):
-        line = line.strip()
-        if not line or line.startswith(";"):
-            continue
+    for n, m in edn_forms(lines):
         try:
-            m = edn.loads(line)
+            if isinstance(m, edn.EdnError):
+                raise m
             if is_header(m):
                 reading.take_header(m)
                 continue

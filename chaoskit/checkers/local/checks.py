@@ -78,17 +78,18 @@ def _observations(t: Tables) -> list[tuple[Any, int, int, str | None, int]]:
 def duplicate(t: Tables) -> Found:
     """One value at two places. A value seen at an offset that later held another value was replaced by
     a truncation, not written twice: that place does not count (truncation-undetected judges reads of it)."""
+    seen = [ob for ob in _observations(t) if ob[3] is not None]
     last: dict[tuple[Any, int, int], tuple[int, str | None]] = {}
-    for topic, p, o, v, idx in _observations(t):
-        if v is not None and idx >= last.get((topic, p, o), (-1, None))[0]:
+    for topic, p, o, v, idx in seen:
+        if idx >= last.get((topic, p, o), (-1, None))[0]:
             last[(topic, p, o)] = (idx, v)
     places: dict[str | None, set[tuple[Any, int, int]]] = defaultdict(set)
-    for topic, p, o, v, _ in _observations(t):
-        if v is not None and last[(topic, p, o)][1] == v:
+    for topic, p, o, v, _ in seen:
+        if last[(topic, p, o)][1] == v:
             places[v].add((topic, p, o))
     rows = [{"value": v, "count": len(ps), "positions": [list(x) for x in sorted(ps)]}
-            for v, ps in places.items() if len(ps) > 1 and v is not None]
-    return _found(rows, lambda r: r["value"], values=len({v for *_, v, _ in _observations(t) if v is not None}))
+            for v, ps in places.items() if len(ps) > 1]
+    return _found(rows, lambda r: r["value"], values=len({ob[3] for ob in seen}))
 
 
 def inconsistent_offsets(t: Tables) -> Found:

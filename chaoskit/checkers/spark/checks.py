@@ -120,8 +120,7 @@ def duplicate(t: SparkTables) -> Plan:
     df = (seen.join(last, at).groupBy("value")
           .agg(F.collect_set(F.struct("topic", "partition", "offset")).alias("places"))
           .withColumn("count", F.size("places")).filter(F.col("count") > 1))
-    values = t.observations.filter(F.col("value").isNotNull()).select("value").distinct()
-    return _found(df, ["value"], post=_positions, values=_one_count(values))
+    return _found(df, ["value"], post=_positions, values=_one_count(seen.select("value").distinct()))
 
 
 def _positions(row: Row) -> None:
