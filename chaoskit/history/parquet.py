@@ -1,91 +1,202 @@
 """Histories as Parquet: the schema's columns, typed, for Spark (docs/history.md, "Parquet").
 
+One row per op, then, right after an ok poll's row, one row per record it delivered (`pos` its
+place in the poll; null on op rows): the records are exploded here, once, so Spark reads deliveries
+as plain typed rows. A record row carries its poll's index, time, process and topic, `f` "poll",
+`type` "ok", and the record's partition, offset, key, value and leader epoch.
+
 `value`, `node` and any extra keys are stored as JSON text (`value` in its canonical form, see
-`value_text`), `process` as text; an ok poll's delivered records are also stored typed in
-`records`, so Spark explodes them without parsing JSON. Written in row groups of ROWS ops, so a
-history of millions of ops never sits in memory twice.
+`value_text`), `process` as text. Written in row groups of ROWS ops, so a history of millions of
+ops never sits in memory twice; `convert_jsonl` streams a recorder's JSONL file to Parquet without
+holding its ops at all (orjson parses, the columns are built per batch).
 """
 from __future__ import annotations
 
-import json
+import gc
+import os
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from chaoskit.history.schema import COLUMNS, Op, poll_records, process_of, value_text
+import orjson
+
+from chaoskit.history.schema import COLUMNS, Op, json_text, jsonl_ops, poll_records, process_of, value_text
 
 ROWS = 250_000
+NAMES = (*COLUMNS, "extra", "pos")
+_INTS = ("index", "time_ns", "partition", "offset", "leader_epoch", "pos")
 _TEXT_JSON = ("value", "node")
+_AS_TEXT = ("process", "key", "error")
+_COLUMN_SET = frozenset(COLUMNS)
+_TEXT_JSON_AT = tuple(COLUMNS.index(n) for n in _TEXT_JSON)
+_AS_TEXT_AT = tuple(COLUMNS.index(n) for n in _AS_TEXT)
 
 
 def arrow_schema() -> Any:
     import pyarrow as pa
 
-    record = pa.struct([("partition", pa.int64()), ("offset", pa.int64()), ("key", pa.string()),
-                        ("value", pa.string()), ("leader_epoch", pa.int64())])
-    return pa.schema([("index", pa.int64()), ("time_ns", pa.int64()), ("process", pa.string()),
-                      ("type", pa.string()), ("f", pa.string()), ("value", pa.string()), ("error", pa.string()),
-                      ("topic", pa.string()), ("partition", pa.int64()), ("key", pa.string()),
-                      ("offset", pa.int64()), ("leader_epoch", pa.int64()), ("node", pa.string()),
-                      ("extra", pa.string()), ("records", pa.list_(record))])
+    return pa.schema([(name, pa.int64() if name in _INTS else pa.string()) for name in NAMES])
 
 
-def _columns(ops: list[Op]) -> dict[str, list[Any]]:
-    cols: dict[str, list[Any]] = {name: [] for name in (*COLUMNS, "extra", "records")}
+class _Batch:
+    """A batch of rows (an op's, then its records'), as tuples in NAMES order; `table()` transposes them."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+        self.ops = 0
+
+    def add(self, op: Op) -> None:
+        row = [op.get(name) for name in COLUMNS]
+        for i in _TEXT_JSON_AT:
+            if row[i] is not None:
+                row[i] = value_text(row[i])
+        for i in _AS_TEXT_AT:
+            if row[i] is not None:
+                row[i] = str(row[i])
+        extra = None if _COLUMN_SET.issuperset(op) else \
+            json_text({k: v for k, v in op.items() if k not in _COLUMN_SET}, sort=False)
+        self.rows.append((*row, extra, None))
+        self.ops += 1
+        records = poll_records(op)
+        if records:
+            index, time_ns, process, _type, _f, _value, _error, topic = row[:8]
+            self.rows.extend((index, time_ns, process, "ok", "poll", v, None, topic, p, k, o, e, None, None, pos)
+                             for pos, (p, o, k, v, e) in enumerate(records))
+
+    def table(self) -> Any:
+        import pyarrow as pa
+
+        schema = arrow_schema()
+        return pa.Table.from_arrays([pa.array(col, type=field.type) for col, field in zip(zip(*self.rows), schema)],
+                                    schema=schema)
+
+
+def _batches(ops: Iterable[Op]) -> Iterator[_Batch]:
+    batch = _Batch()
     for op in ops:
-        for name in COLUMNS:
-            v = op.get(name)
-            if name in _TEXT_JSON:
-                v = value_text(v)
-            elif name in ("process", "key", "error") and v is not None:
-                v = str(v)
-            cols[name].append(v)
-        extra = {k: v for k, v in op.items() if k not in COLUMNS}
-        cols["extra"].append(json.dumps(extra, separators=(",", ":"), default=str) if extra else None)
-        recs = poll_records(op)
-        cols["records"].append([dict(zip(("partition", "offset", "key", "value", "leader_epoch"), r))
-                                for r in recs] if recs else None)
-    return cols
-
-
-def _batches(ops: Iterable[Op]) -> Iterator[list[Op]]:
-    batch: list[Op] = []
-    for op in ops:
-        batch.append(op)
-        if len(batch) >= ROWS:
+        batch.add(op)
+        if batch.ops >= ROWS:
             yield batch
-            batch = []
-    if batch:
+            batch = _Batch()
+    if batch.ops:
         yield batch
 
 
 def write_parquet(ops: Iterable[Op], path: str | Path) -> Path:
     """Write ops (any iterable, streamed in row groups) to one Parquet file."""
-    import pyarrow as pa
+    with _gc_paused():
+        return _write_tables(([batch.table()] for batch in _batches(ops)), path)
+
+
+def convert_jsonl(jsonl: str | Path, path: str | Path, workers: int | None = None) -> tuple[Path, list[str]]:
+    """Stream a JSONL history to Parquet; returns the file and the lines that could not be read
+    ("line N: why"; an op without an index gets its line's place, N - 1). A file of more than
+    CHUNK_BYTES is cut at line boundaries and its chunks converted by `workers` processes (default:
+    one per core), written in order."""
+    jsonl = Path(jsonl)
+    chunks = _chunks(jsonl, CHUNK_BYTES)
+    workers = min(workers or os.cpu_count() or 1, len(chunks))
+    problems: list[str] = []
+    with _gc_paused():
+        if workers <= 1:
+            tables: Iterable[list[Any]] = (_convert_chunk(jsonl, *chunk, problems) for chunk in chunks)
+            return _write_tables(tables, path), problems
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            done = pool.map(_convert_chunk_apart, [(jsonl, *chunk) for chunk in chunks])
+            out = _write_tables((_problems_into(problems, *result) for result in done), path)
+        return out, problems
+
+
+CHUNK_BYTES = 16 << 20
+
+
+def _chunks(path: Path, size: int) -> list[tuple[int, int, int]]:
+    """(start byte, end byte, number of its first line) of chunks of about `size` bytes ending at line ends."""
+    total = path.stat().st_size
+    out, start, line = [], 0, 1
+    with open(path, "rb") as f:
+        while start < total:
+            f.seek(min(start + size, total))
+            f.readline()  # to the end of the line the cut fell in
+            end = min(f.tell(), total)
+            out.append((start, end, line))
+            f.seek(start)
+            line += f.read(end - start).count(b"\n")
+            start = end
+    return out or [(0, 0, 1)]
+
+
+def _convert_chunk(path: Path, start: int, end: int, first_line: int, problems: list[str]) -> list[Any]:
+    """The Arrow tables (a row group each) of one chunk of a JSONL file; bad lines into `problems`."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        lines = f.read(end - start).splitlines(keepends=True)
+    return [batch.table() for batch in _batches(jsonl_ops(lines, problems, first_line))]
+
+
+def _convert_chunk_apart(job: tuple[Path, int, int, int]) -> tuple[list[Any], list[str]]:
+    """_convert_chunk in a worker process: its tables and its problems."""
+    problems: list[str] = []
+    with _gc_paused():
+        return _convert_chunk(*job, problems), problems
+
+
+def _problems_into(problems: list[str], tables: list[Any], found: list[str]) -> list[Any]:
+    problems.extend(found)
+    return tables
+
+
+def _write_tables(chunks: Iterable[list[Any]], path: str | Path) -> Path:
     import pyarrow.parquet as pq
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    schema = arrow_schema()
-    with pq.ParquetWriter(path, schema) as writer:
-        for batch in _batches(ops):
-            writer.write_table(pa.table(_columns(batch), schema=schema))
+    with pq.ParquetWriter(path, arrow_schema()) as writer:
+        for tables in chunks:
+            for table in tables:
+                writer.write_table(table)
     return path
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while batches are built: their millions of fresh containers would
+    set it off again and again (it found nothing to free and took half the time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def read_parquet(path: str | Path) -> list[Op]:
     """The ops of a Parquet history (written by write_parquet)."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path, columns=[*COLUMNS, "extra"])
+    table = pq.read_table(path, columns=[*COLUMNS, "extra", "pos"])
+    table = table.filter(pc.is_null(table.column("pos"))).drop_columns(["pos"])
     ops = []
     for row in table.to_pylist():
         extra = row.pop("extra")
         op = {k: v for k, v in row.items() if v is not None}
         for name in _TEXT_JSON:
             if name in op:
-                op[name] = json.loads(op[name])
+                op[name] = orjson.loads(op[name])
         op["process"] = process_of(op.get("process"))
         if extra:
-            op.update(json.loads(extra))
+            op.update(orjson.loads(extra))
         ops.append(op)
     return ops
+
+
+def op_rows(path: str | Path) -> int:
+    """How many ops (not record rows) a Parquet history holds."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path, columns=["pos"]).column("pos").null_count

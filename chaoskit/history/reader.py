@@ -16,8 +16,8 @@ from typing import Any, Iterable
 
 from chaoskit.history.jepsen import from_jepsen_ops, read_edn_lines, read_log_lines
 from chaoskit.history.jepsen_kafka import looks_like_jepsen_kafka, read_jepsen_kafka_lines
-from chaoskit.history.parquet import read_parquet, write_parquet
-from chaoskit.history.schema import Op, SchemaError, check_op
+from chaoskit.history.parquet import op_rows, read_parquet, write_parquet
+from chaoskit.history.schema import Op, jsonl_ops
 
 FORMATS = ("jsonl", "parquet", "edn", "jepsen-kafka", "jepsen-log")
 _SUFFIXES = {".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".edn": "edn", ".log": "jepsen-log",
@@ -29,18 +29,8 @@ class HistoryError(ValueError):
 
 
 def read_jsonl_lines(lines: Iterable[str]) -> tuple[list[Op], list[str]]:
-    ops, problems = [], []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            ops.append(check_op(json.loads(line)))
-        except json.JSONDecodeError as e:
-            what = "truncated" if not line.endswith("\n") else "not JSON"
-            problems.append(f"line {n}: {what} ({e.msg} at column {e.colno})")
-        except SchemaError as e:
-            problems.append(f"line {n}: {e}")
-    return ops, problems
+    problems: list[str] = []
+    return list(jsonl_ops(lines, problems)), problems
 
 
 def detect_format(path: Path) -> str:
@@ -90,8 +80,7 @@ class History:
 
     def __len__(self) -> int:
         if self._ops is None:
-            import pyarrow.parquet as pq
-            return pq.ParquetFile(self.source).metadata.num_rows
+            return op_rows(self.source)
         return len(self._ops)
 
     @classmethod

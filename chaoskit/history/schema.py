@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterable, Iterator
+
+import orjson
 
 Op = dict[str, Any]
 TYPES = ("invoke", "ok", "fail", "info")
@@ -21,7 +23,15 @@ def value_text(value: Any) -> str | None:
     read them, so values are joined on this text."""
     if value is None:
         return None
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    return json_text(value)
+
+
+def json_text(value: Any, sort: bool = True) -> str:
+    """Compact JSON text, non-ASCII kept (orjson; json for what it refuses: non-text keys, huge ints)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort else 0).decode()
+    except TypeError:
+        return json.dumps(value, separators=(",", ":"), sort_keys=sort, ensure_ascii=False, default=str)
 
 
 def process_of(text: Any) -> Any:
@@ -49,22 +59,46 @@ def check_op(op: Any) -> Op:
         v = op.get(name)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
             raise SchemaError(f"{name} must be an integer or null, got {v!r}")
-    poll_records(op)
+    _polled(op)
     return op
 
 
-def poll_records(op: Op) -> list[tuple[Any, ...]]:
-    """An ok poll's delivered records as (partition, offset, key, value text, leader_epoch) tuples."""
+def _polled(op: Op) -> list[list[Any]]:
+    """An ok poll's records, as the op holds them, once their shape is checked ([] for any other op)."""
     if op.get("f") != "poll" or op.get("type") != "ok":
         return []
     value = op.get("value") or []
     if not isinstance(value, list):
         raise SchemaError(f"an ok poll's value is a list of [partition, offset, key, value, leader_epoch], "
                           f"got {type(value).__name__}")
-    out = []
     for r in value:
-        if not isinstance(r, list) or len(r) != 5 or not isinstance(r[0], int) or not isinstance(r[1], int):
+        if not isinstance(r, list) or len(r) != 5 or type(r[0]) is not int or type(r[1]) is not int:
             raise SchemaError(f"a polled record is [partition:int, offset:int, key, value, leader_epoch], got {r!r}")
-        out.append((r[0], r[1], r[2] if r[2] is None else str(r[2]), value_text(r[3]),
-                    r[4] if isinstance(r[4], int) else None))
-    return out
+    return value
+
+
+def poll_records(op: Op) -> list[tuple[Any, ...]]:
+    """An ok poll's delivered records as (partition, offset, key, value text, leader_epoch) tuples."""
+    return [(r[0], r[1], r[2] if r[2] is None else str(r[2]), value_text(r[3]), r[4] if isinstance(r[4], int) else None)
+            for r in _polled(op)]
+
+
+def jsonl_ops(lines: Iterable[str | bytes], problems: list[str], first_line: int = 1) -> Iterator[Op]:
+    """The ops of JSON lines (text or bytes); a line that is not a well-formed op goes to `problems`
+    as "line N: what is wrong" (truncated, not JSON, or the schema's complaint). An op without an
+    index gets its line's place, N - 1."""
+    for n, line in enumerate(lines, first_line):
+        if not line.strip():
+            continue
+        try:
+            op = check_op(orjson.loads(line))
+        except orjson.JSONDecodeError as e:
+            what = "truncated" if not line.endswith(b"\n" if isinstance(line, bytes) else "\n") else "not JSON"
+            problems.append(f"line {n}: {what} ({e.msg} at column {e.colno})")
+            continue
+        except SchemaError as e:
+            problems.append(f"line {n}: {e}")
+            continue
+        if op.get("index") is None:
+            op["index"] = n - 1
+        yield op

@@ -1,7 +1,11 @@
-"""Parquet histories: typed columns, the poll records exploded for Spark, and a lossless round trip."""
+"""Parquet histories: typed columns, the poll records exploded for Spark, a lossless round trip, and
+the streamed conversion of a JSONL history."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 import pyarrow.parquet as pq
 
@@ -19,11 +23,50 @@ def test_round_trip_keeps_every_op_and_extra_keys(tmp_path: Path, monkeypatch):
     assert again.ops == ops and again.source == path
 
 
-def test_poll_records_are_typed(tmp_path: Path):
+def test_poll_records_are_rows_of_their_own_typed_after_their_poll(tmp_path: Path):
     op = {"index": 0, "process": 4, "type": "ok", "f": "poll", "topic": "t",
           "value": [[1, 7, "k1", [0, "k1", 3], 2], [1, 8, None, None, None]]}
     table = pq.read_table(History([op]).to_parquet(tmp_path / "h.parquet"))
-    assert table.column("records").to_pylist() == [[
-        {"partition": 1, "offset": 7, "key": "k1", "value": '[0,"k1",3]', "leader_epoch": 2},
-        {"partition": 1, "offset": 8, "key": None, "value": None, "leader_epoch": None}]]
-    assert table.column("process").to_pylist() == ["4"]
+    rows = table.select(["index", "process", "f", "type", "topic", "partition", "offset", "key", "value",
+                         "leader_epoch", "pos"]).to_pylist()
+    assert rows[1:] == [
+        {"index": 0, "process": "4", "f": "poll", "type": "ok", "topic": "t", "partition": 1, "offset": 7, "key": "k1",
+         "value": '[0,"k1",3]', "leader_epoch": 2, "pos": 0},
+        {"index": 0, "process": "4", "f": "poll", "type": "ok", "topic": "t", "partition": 1, "offset": 8, "key": None,
+         "value": None, "leader_epoch": None, "pos": 1}]
+    assert rows[0]["pos"] is None and table.schema.field("offset").type == "int64"
+    again = History.from_path(tmp_path / "h.parquet")
+    assert again.ops == [op] and len(again) == 1
+
+
+def _jsonl(tmp_path: Path, ops: list[dict], bad: dict[int, str]) -> Path:
+    """`ops` as JSON lines, line N (1-based) replaced by bad[N]."""
+    lines = [json.dumps(op) for op in ops]
+    for n, text in bad.items():
+        lines[n - 1] = text
+    path = tmp_path / "history.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_converting_a_jsonl_history_streams_it_in_chunks_and_reports_bad_lines_where_they_are(
+        tmp_path: Path, monkeypatch, workers):
+    monkeypatch.setattr(parquet, "CHUNK_BYTES", 20_000)  # many chunks: line numbers carry across them
+    monkeypatch.setattr(parquet, "ROWS", 300)
+    ops = synthetic.generate(seed=2, events=3000, plant=["duplicate"]).ops
+    path = _jsonl(tmp_path, ops, {1500: '{"index": 5, "type": "ok"', 2900: '{"type": "done", "f": "send", "process": 1}'})
+    out, problems = parquet.convert_jsonl(path, tmp_path / "h.parquet", workers=workers)
+    assert [p.split(":")[0] for p in problems] == ["line 1500", "line 2900"]
+    assert "type must be one of" in problems[1]
+    kept = [op for n, op in enumerate(ops, 1) if n not in (1500, 2900)]
+    assert History.from_path(out).ops == kept == History.from_path(path).ops
+    assert History.from_path(path).problems == problems
+
+
+def test_an_op_without_an_index_gets_its_line_place_in_both_readers(tmp_path: Path):
+    ops = [{"type": "invoke", "f": "send", "process": 1, "value": 1}, {"type": "ok", "f": "send", "process": 1, "value": 1}]
+    path = _jsonl(tmp_path, [{}, *ops], {1: "not json"})
+    out, _ = parquet.convert_jsonl(path, tmp_path / "h.parquet")
+    assert [op["index"] for op in History.from_path(out).ops] == [1, 2] == \
+        [op["index"] for op in History.from_path(path).ops]

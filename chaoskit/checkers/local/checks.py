@@ -89,7 +89,7 @@ def duplicate(t: Tables) -> Found:
             places[v].add((topic, p, o))
     rows = [{"value": v, "count": len(ps), "positions": [list(x) for x in sorted(ps)]}
             for v, ps in places.items() if len(ps) > 1]
-    return _found(rows, lambda r: r["value"], values=len({ob[3] for ob in seen}))
+    return _found(rows, lambda r: r["value"], values=len(places))  # the values judged: each offset's last
 
 
 def inconsistent_offsets(t: Tables) -> Found:

@@ -35,48 +35,47 @@ def _found(df: Any, order: list[str], post: Callable[[Row], None] | None = None,
 
 def evaluate(plans: dict[str, Plan]) -> dict[str, Found]:
     """Every plan's count, first rows and extra counts in ONE Spark job (one union, one collect):
-    a job per check would cost more than the checks themselves on small histories."""
-    from pyspark.sql import Window
+    a job per check would cost more than the checks themselves on small histories. A plan's first
+    rows are a top-k (`orderBy().limit()`, each task keeps its k best), never a sort of everything."""
     from pyspark.sql import functions as F
 
-    everything = Window.partitionBy(F.lit(1))  # the whole (small) anomaly set of one check
     parts = []
     for name, plan in plans.items():
         cols = [F.col(c) for c in plan.df.columns]
-        ranked = (plan.df.withColumn("_rank", F.row_number().over(everything.orderBy(*plan.order)))
-                  .withColumn("_n", F.count(F.lit(1)).over(everything)))
-        parts.append(ranked.filter(F.col("_rank") <= LIMIT).select(
-            F.lit(name).alias("check"), F.lit("").alias("count"), F.col("_rank").cast("long").alias("rank"),
-            F.col("_n").cast("long").alias("n"),
+        parts.append(plan.df.orderBy(*plan.order).limit(LIMIT).select(
+            F.lit(name).alias("check"), F.lit(None).cast("string").alias("count"), F.lit(None).cast("long").alias("n"),
             F.to_json(F.struct(*cols), {"ignoreNullFields": "false"}).alias("row")))
-        for count_name, cdf in plan.counts.items():
+        for count_name, cdf in {"": _one_count(plan.df), **plan.counts}.items():
             parts.append(cdf.select(F.lit(name).alias("check"), F.lit(count_name).alias("count"),
-                                    F.lit(0).cast("long").alias("rank"), F.col("n").cast("long").alias("n"),
-                                    F.lit(None).cast("string").alias("row")))
+                                    F.col("n").cast("long").alias("n"), F.lit(None).cast("string").alias("row")))
     found = {name: Found(0, [], {}) for name in plans}
     if not parts:
         return found
     union = parts[0]
     for part in parts[1:]:
         union = union.unionByName(part)
-    ranked_rows: dict[str, list[tuple[int, Row]]] = {name: [] for name in plans}
     for r in union.collect():
         f = found[r["check"]]
-        if r["count"]:
+        if r["count"] == "":
+            f.count = int(r["n"])
+        elif r["count"] is not None:
             f.counts[r["count"]] = int(r["n"])
-            continue
-        f.count = int(r["n"])
-        row = json.loads(r["row"])
-        if "process" in row:
-            row["process"] = process_of(row["process"])
-        ranked_rows[r["check"]].append((r["rank"], row))
-    for name, rows in ranked_rows.items():
-        plan = plans[name]
-        for _, row in sorted(rows, key=lambda x: x[0]):
-            if plan.post is not None:
+        else:
+            row = json.loads(r["row"])
+            if "process" in row:
+                row["process"] = process_of(row["process"])
+            f.rows.append(row)
+    for name, plan in plans.items():
+        rows = found[name].rows
+        rows.sort(key=lambda row: tuple(_ascending(row[c]) for c in plan.order))  # Spark's order: nulls first
+        if plan.post is not None:
+            for row in rows:
                 plan.post(row)
-            found[name].rows.append(row)
     return found
+
+
+def _ascending(v: Any) -> tuple[bool, Any]:
+    return (v is not None, v)
 
 
 def _one_count(df: Any) -> Any:
@@ -87,17 +86,24 @@ def _one_count(df: Any) -> Any:
 _SEND_COLS = ["process", "key", "value", "topic", "partition", "offset", "index"]
 
 
-def _never_read(t: SparkTables, lost: bool) -> Plan:
+def _acked_reads(t: SparkTables) -> Any:
+    """Acknowledged sends with `read` (some poll delivered the value) and `max_read`, the highest
+    offset of their partition delivered: the table both lost-write and unseen judge."""
     F = t.F
     max_read = t.deliveries.groupBy("topic", "partition").agg(F.max("offset").alias("max_read"))
-    never = t.acked.join(t.deliveries.select("value").distinct(), ["value"], "left_anti") \
-        .join(max_read, ["topic", "partition"], "left")
+    return (t.sends_first.filter(t.is_acked).select(*_SEND_COLS, F.col("first").isNotNull().alias("read"))
+            .join(F.broadcast(max_read), ["topic", "partition"], "left"))
+
+
+def _never_read(t: SparkTables, lost: bool) -> Plan:
+    F = t.F
+    acked = t.shared("acked_reads", _acked_reads)
+    never = acked.filter(~F.col("read"))
     if lost:
         df = never.filter(F.col("max_read") > F.col("offset")).select(*_SEND_COLS, "max_read")
     else:
         df = never.filter(F.col("max_read").isNull() | (F.col("max_read") <= F.col("offset"))).select(*_SEND_COLS)
-    read = t.acked.join(t.deliveries.select("value").distinct(), ["value"], "left_semi")
-    return _found(df, ["index"], acked=_one_count(t.acked), acked_read=_one_count(read))
+    return _found(df, ["index"], acked=_one_count(acked), acked_read=_one_count(acked.filter(F.col("read"))))
 
 
 def lost_write(t: SparkTables) -> Plan:
@@ -109,86 +115,80 @@ def unseen(t: SparkTables) -> Plan:
 
 
 def duplicate(t: SparkTables) -> Plan:
-    """One value at two places; a place whose offset later held another value (a truncation replaced
-    it) does not count, as in the local engine."""
+    """One value at two places; each offset counts with the last value seen there, so a place a
+    truncation replaced is not a copy (as in the local engine)."""
     F = t.F
-    seen = t.observations.filter(F.col("value").isNotNull())
-    last = (seen.groupBy("topic", "partition", "offset").agg(F.max_by("value", "index").alias("last"))
-            .withColumnsRenamed({"topic": "l_topic", "partition": "l_partition", "offset": "l_offset"}))
-    at = (seen["topic"].eqNullSafe(last["l_topic"]) & (seen["partition"] == last["l_partition"])
-          & (seen["offset"] == last["l_offset"]) & (seen["value"] == last["last"]))  # null topics: Jepsen's
-    df = (seen.join(last, at).groupBy("value")
-          .agg(F.collect_set(F.struct("topic", "partition", "offset")).alias("places"))
-          .withColumn("count", F.size("places")).filter(F.col("count") > 1))
-    return _found(df, ["value"], post=_positions, values=_one_count(seen.select("value").distinct()))
+    places = (t.offsets.filter(F.col("last").isNotNull())
+              .groupBy(F.col("last").alias("value"))
+              .agg(F.collect_set(F.struct("topic", "partition", "offset")).alias("places"))
+              .withColumn("count", F.size("places")))
+    return _found(places.filter(F.col("count") > 1), ["value"], post=_positions, values=_one_count(places))
 
 
 def _positions(row: Row) -> None:
     row["positions"] = sorted([p["topic"], p["partition"], p["offset"]] for p in row.pop("places"))
 
 
-def _offset_values(t: SparkTables) -> Any:
-    """(topic, partition, offset, values): the values each offset was seen holding, sorted."""
-    F = t.F
-    return (t.observations.filter(F.col("value").isNotNull()).groupBy("topic", "partition", "offset")
-            .agg(F.array_sort(F.collect_set("value")).alias("values")))
-
-
 def inconsistent_offsets(t: SparkTables) -> Plan:
     F = t.F
-    offsets = _offset_values(t)
+    offsets = t.offsets.filter(F.size("values") > 0).select("topic", "partition", "offset", "values")
     return _found(offsets.filter(F.size("values") > 1), ["topic", "partition", "offset"], offsets=_one_count(offsets))
 
 
 def _replaced_offsets(t: SparkTables) -> Any:
     """(topic, partition, offset) seen holding two different values: a truncation replaced what was there."""
     F = t.F
-    return t.kept(_offset_values(t).filter(F.size("values") > 1).select("topic", "partition", "offset"))
+    return t.offsets.filter(F.size("values") > 1).select("topic", "partition", "offset")
 
 
-def _poll_steps(t: SparkTables) -> Any:
+def steps(t: SparkTables) -> Any:
+    """Each consumer's consecutive deliveries of a partition with no position reset between them:
+    (process, topic, partition, from_offset, to_offset, index, pos), one sort of the deliveries."""
     from pyspark.sql import Window
     F = t.F
-    events = (t.deliveries.withColumn("is_assign", F.lit(0))
-              .unionByName(t.resets.withColumn("is_assign", F.lit(1)), allowMissingColumns=True))
-    by_index = Window.partitionBy("process").orderBy("index", "pos") \
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    era = events.withColumn("era", F.sum("is_assign").over(by_index)).filter(F.col("is_assign") == 0)
-    step = Window.partitionBy("process", "topic", "partition", "era").orderBy("index", "pos")
-    return (era.withColumn("from_offset", F.lag("offset").over(step)).filter(F.col("from_offset").isNotNull())
-            .select("process", "topic", "partition", "from_offset", F.col("offset").alias("to_offset"), "index"))
+    w = Window.partitionBy("process", "topic", "partition").orderBy("index", "pos")
+    pairs = (t.deliveries.select("process", "topic", "partition", "index", "pos",
+                                 F.lag("offset").over(w).alias("from_offset"), F.col("offset").alias("to_offset"),
+                                 F.lag("index").over(w).alias("from_index"))
+             .filter(F.col("from_offset").isNotNull()))
+    resets = t.resets.select(F.col("process").alias("r_process"), F.col("index").alias("r_index"))
+    between = ((F.col("r_process") == F.col("process")) & (F.col("r_index") > F.col("from_index"))
+               & (F.col("r_index") < F.col("index")))
+    return pairs.join(F.broadcast(resets), between, "left_anti").drop("from_index")
 
 
+_STEP_COLS = ["process", "topic", "partition", "from_offset", "to_offset", "index"]
 _STEP_ORDER = ["index", "partition", "to_offset"]
 
 
 def _step_count(t: SparkTables) -> Any:
-    return _one_count(_poll_steps(t))
+    return _one_count(t.shared("steps", steps))
 
 
 def poll_skip(t: SparkTables) -> Plan:
-    from pyspark.sql import Window
+    """A step over offsets known to exist (observed): those strictly between its two offsets,
+    counted for the steps that leave a gap (few: consecutive records have consecutive offsets)."""
     F = t.F
-    known = t.observations.select("topic", "partition", "offset").distinct() \
-        .withColumn("rank", F.dense_rank().over(Window.partitionBy("topic", "partition").orderBy("offset")))
-    k_from = known.select("topic", "partition", F.col("offset").alias("from_offset"), F.col("rank").alias("r_from"))
-    k_to = known.select("topic", "partition", F.col("offset").alias("to_offset"), F.col("rank").alias("r_to"))
-    df = (_poll_steps(t).filter(F.col("to_offset") > F.col("from_offset"))
-          .join(k_from, ["topic", "partition", "from_offset"]).join(k_to, ["topic", "partition", "to_offset"])
-          .withColumn("missed", F.col("r_to") - F.col("r_from") - 1).filter(F.col("missed") > 0)
-          .select("process", "topic", "partition", "from_offset", "to_offset", "index", "missed"))
+    gaps = t.shared("steps", steps).filter(F.col("to_offset") > F.col("from_offset") + 1)
+    known = t.offsets.select(F.col("topic").alias("k_topic"), F.col("partition").alias("k_partition"),
+                             F.col("offset").alias("k_offset"))
+    inside = ((F.col("k_topic") == F.col("topic")) & (F.col("k_partition") == F.col("partition"))
+              & (F.col("k_offset") > F.col("from_offset")) & (F.col("k_offset") < F.col("to_offset")))
+    df = (known.join(F.broadcast(gaps), inside).groupBy(*_STEP_COLS, "pos").agg(F.count(F.lit(1)).alias("missed"))
+          .select(*_STEP_COLS, "missed"))
     return _found(df, _STEP_ORDER, steps=_step_count(t))
 
 
 def nonmonotonic_poll(t: SparkTables) -> Plan:
     """A step back over an offset a truncation replaced is KIP-320's re-read (local/checks.py says why)."""
     F = t.F
-    back = _poll_steps(t).filter(F.col("to_offset") <= F.col("from_offset"))
+    back = t.shared("steps", steps).filter(F.col("to_offset") <= F.col("from_offset"))
     replaced = _replaced_offsets(t).select(F.col("topic").alias("r_topic"), F.col("partition").alias("r_partition"),
                                            F.col("offset").alias("r_offset"))
     over = ((F.col("r_topic") == F.col("topic")) & (F.col("r_partition") == F.col("partition"))
             & (F.col("r_offset") >= F.col("to_offset")) & (F.col("r_offset") <= F.col("from_offset")))
-    return _found(back.join(replaced, over, "left_anti"), _STEP_ORDER, steps=_step_count(t))
+    return _found(back.join(F.broadcast(replaced), over, "left_anti").select(*_STEP_COLS), _STEP_ORDER,
+                  steps=_step_count(t))
 
 
 def nonmonotonic_send(t: SparkTables) -> Plan:
@@ -204,8 +204,7 @@ def nonmonotonic_send(t: SparkTables) -> Plan:
 def key_order(t: SparkTables) -> Plan:
     from pyspark.sql import Window
     F = t.F
-    first = t.deliveries.groupBy("value").agg(F.min(F.struct("index", "pos", "topic", "partition")).alias("first"))
-    sends = t.sends.filter(F.col("key").isNotNull()).join(first, ["value"])
+    sends = t.sends_first.filter(F.col("key").isNotNull() & F.col("first").isNotNull())
     w = Window.partitionBy("process", "key").orderBy("index")
     pairs = (sends.select("process", "key", "index", "partition", "value", "first",
                           F.lag("value").over(w).alias("prev_value"), F.lag("partition").over(w).alias("prev_partition"),
@@ -254,29 +253,31 @@ def _key_callbacks(t: SparkTables, f: str, name: str) -> Any:
 
 def truncation_undetected(t: SparkTables) -> Plan:
     """Replaced reads (deliveries whose offset later held other content) that nobody read again at
-    or below their offset, and no truncation at or below it was reported, afterwards (local/checks.py)."""
-    from pyspark.sql import Window
+    or below their offset, and no truncation at or below it was reported, afterwards (local/checks.py).
+    Only deliveries at replaced offsets (few) are joined; the rest of the history is only scanned."""
     F = t.F
-    d = t.deliveries.alias("d")
-    o = t.observations.alias("o")
-    replaced = (d.join(o, (F.col("d.topic") == F.col("o.topic")) & (F.col("d.partition") == F.col("o.partition"))
-                       & (F.col("d.offset") == F.col("o.offset")) & (F.col("o.index") > F.col("d.index"))
-                       & F.col("o.value").isNotNull() & ~F.col("o.value").eqNullSafe(F.col("d.value")))
-                .groupBy("d.process", "d.topic", "d.partition", "d.offset", "d.value", "d.index", "d.pos")
-                .agg(F.array_sort(F.collect_set("o.value")).alias("later")))
-    replaced = t.kept(replaced)
-    # the lowest offset of the partition read or reported truncated after each index: a range frame
-    # over the index, so a later record of the same poll does not count
+    replaced = F.broadcast(_replaced_offsets(t))
+    d = t.deliveries.join(replaced, ["topic", "partition", "offset"], "left_semi").alias("d")
+    o = t.observations.join(replaced, ["topic", "partition", "offset"], "left_semi").alias("o")
+    reads = t.kept(d.join(o, (F.col("d.topic") == F.col("o.topic")) & (F.col("d.partition") == F.col("o.partition"))
+                          & (F.col("d.offset") == F.col("o.offset")) & (F.col("o.index") > F.col("d.index"))
+                          & F.col("o.value").isNotNull() & ~F.col("o.value").eqNullSafe(F.col("d.value")))
+                   .groupBy("d.process", "d.topic", "d.partition", "d.offset", "d.value", "d.index", "d.pos")
+                   .agg(F.array_sort(F.collect_set("o.value")).alias("later")))
+    # a later point of the partition (a read, or a truncation reported) at or below the offset: the
+    # consumers went back over it; a later record of the same poll does not count (index >)
     points = (t.deliveries.select("topic", "partition", "index", "offset")
               .unionByName(t.truncations.select("topic", "partition", "index", "offset")))
-    after = Window.partitionBy("topic", "partition").orderBy("index").rangeBetween(1, Window.unboundedFollowing)
-    later_low = (points.withColumn("low", F.min("offset").over(after))
-                 .groupBy("topic", "partition", "index").agg(F.min("low").alias("low")))
-    # a replaced read is a delivery, so a point of its own: its row has the `low` of everything later
-    judged = replaced.join(later_low, ["topic", "partition", "index"], "left")
-    df = (judged.filter(F.col("low").isNull() | (F.col("low") > F.col("offset")))
-          .select("process", "topic", "partition", "offset", "value", "index", "later"))
-    return _found(df, ["index", "partition", "offset"], replaced_reads=_one_count(replaced))
+    r = reads.select(F.col("topic").alias("r_topic"), F.col("partition").alias("r_partition"),
+                     F.col("offset").alias("r_offset"), F.col("index").alias("r_index"), F.col("pos").alias("r_pos"))
+    back = ((F.col("r_topic") == F.col("topic")) & (F.col("r_partition") == F.col("partition"))
+            & (F.col("index") > F.col("r_index")) & (F.col("offset") <= F.col("r_offset")))
+    judged = points.join(F.broadcast(r), back).select("r_topic", "r_partition", "r_offset", "r_index", "r_pos") \
+        .distinct()
+    met = ((F.col("r_topic") == F.col("topic")) & (F.col("r_partition") == F.col("partition"))
+           & (F.col("r_offset") == F.col("offset")) & (F.col("r_index") == F.col("index")) & (F.col("r_pos") == F.col("pos")))
+    df = reads.join(judged, met, "left_anti").select("process", "topic", "partition", "offset", "value", "index", "later")
+    return _found(df, ["index", "partition", "offset"], replaced_reads=_one_count(reads))
 
 
 def _mode_at(t: SparkTables, sends: Any, cols: list[str]) -> Any:

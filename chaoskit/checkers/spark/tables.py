@@ -1,39 +1,61 @@
 """The history as the DataFrames the Spark checks read: the tables of checkers/local/tables.py.
 
-Sends with their completion, exploded poll records, position resets (rebalance assigns and
-truncation reports), key callbacks, truncation reports, partition modes and coordinator
-observations, flattened from the ops DataFrame over the Parquet history; the few read by several
-checks are cached until `release()`.
+The Parquet history (history/parquet.py: an op's row, then a row per record an ok poll delivered)
+is read once into one cached frame of the columns the checks use; every table is a filter or an
+aggregate of it, and the few that several checks read (sends with their completion and their
+value's first delivery, what each offset was seen holding, and, through `shared`, consumers' steps)
+are cached once, until `release()`. Nothing is exploded or parsed from JSON on the hot path: records come exploded from the
+file, and only the rare ops whose value is structured (modes, coordinators, key callbacks) are parsed.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from chaoskit.checkers.local.tables import RESETS
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED
 
+# the columns of the Parquet history the checks read (the rest: time, node, epochs stay on disk)
+_READ = ("index", "time_ns", "process", "type", "f", "value", "error", "topic", "partition", "key", "offset",
+         "extra", "pos")
+
 
 class SparkTables:
-    def __init__(self, ops: Any) -> None:
+    def __init__(self, rows: Any) -> None:
         from pyspark.sql import functions as F
 
         self.F = F
         self._kept: list[Any] = []
-        ops = ops.withColumn("topic", F.coalesce(F.col("topic"), F.lit("")))
+        self._shared: dict[str, Any] = {}
+        if "pos" not in rows.columns:
+            raise ValueError("this Parquet history has its poll records nested (an older chaoskit wrote it): "
+                             "check the history.jsonl beside it, which writes a new Parquet copy")
+        is_record = F.col("pos").isNotNull()
+        # an ok poll's own value repeats its records: not cached twice
+        frame = self.kept(rows.select(*_READ).withColumns({
+            "topic": F.coalesce(F.col("topic"), F.lit("")),
+            "value": F.when((F.col("f") == "poll") & ~is_record, F.lit(None)).otherwise(F.col("value"))}))
+        self.frame = frame
+        self.ops = frame.filter(~is_record).drop("pos")
+        ops = self.ops
+        self.deliveries = frame.filter(is_record).select("process", "index", "pos", "topic", "partition", "offset",
+                                                         "key", "value")
         is_send = F.col("f") == "send"
         invokes = ops.filter(is_send & (F.col("type") == "invoke")).select("process", "value", "key", "topic", "index")
-        done = (ops.filter(is_send & (F.col("type") != "invoke"))
-                .groupBy("process", "value")
-                .agg(F.min(F.struct(F.col("index"), F.col("type").alias("status"), "partition", "offset")).alias("d"))
-                .select("process", "value", F.col("d.status").alias("status"), F.col("d.partition").alias("partition"),
-                        F.col("d.offset").alias("offset"), F.col("d.index").alias("done_index")))
-        self.sends = invokes.join(done, ["process", "value"], "left").cache()
-        self.acked = self.sends.filter((F.col("status") == "ok") & F.col("offset").isNotNull())
-        polls = ops.filter((F.col("f") == "poll") & (F.col("type") == "ok") & F.col("records").isNotNull())
-        self.deliveries = (polls.select("process", "index", "topic", F.posexplode("records").alias("pos", "r"))
-                           .select("process", "index", "pos", "topic", F.col("r.partition").alias("partition"),
-                                   F.col("r.offset").alias("offset"), F.col("r.key").alias("key"),
-                                   F.col("r.value").alias("value"))).cache()
+        # each (process, value)'s first completion; min_by over fixed-width columns keeps it a hash
+        # aggregate (a min of a struct holding text would sort every send)
+        status = F.when(F.col("type") == "ok", 0).when(F.col("type") == "fail", 1).otherwise(2)
+        done = (ops.filter(is_send & (F.col("type") != "invoke")).groupBy("process", "value")
+                .agg(F.min_by(status, "index").alias("status"), F.min_by("partition", "index").alias("partition"),
+                     F.min_by("offset", "index").alias("offset"), F.min("index").alias("done_index"))
+                .withColumn("status", F.element_at(F.array(*map(F.lit, ("ok", "fail", "info"))), F.col("status") + 1)))
+        sends = invokes.join(done, ["process", "value"], "left")
+        # each value's first delivery: what key-order orders by, and which acked values were read
+        self.first = _first_deliveries(self.deliveries)
+        # the sends with their value's first delivery (null: never delivered), joined once for both uses
+        self.sends_first = self.kept(sends.join(self.first, ["value"], "left"))
+        self.sends = self.sends_first.drop("first")
+        self.is_acked = (F.col("status") == "ok") & F.col("offset").isNotNull()
+        self.acked = self.sends.filter(self.is_acked)
         self.resets = ops.filter(F.col("f").isin(*RESETS) & F.col("type").isin("ok", "info")) \
             .select("process", "index")
         self.truncations = ops.filter((F.col("f") == "truncation-detected") & F.col("type").isin("ok", "info")
@@ -48,20 +70,52 @@ class SparkTables:
             .filter(F.col("group").isNotNull() & F.col("partition").isNotNull())
         # one row per (key callback, [topic, partition] it names); value is JSON text, partitions read as text
         tp = F.explode(F.from_json("value", "array<array<string>>")).alias("tp")
-        self.key_callbacks = (ops.filter(F.col("f").isin(KEY_REVOKED, KEY_ASSIGNED) & (F.col("type") == "ok"))
-                              .select("f", "index", tp).filter(F.size("tp") == 2)
-                              .select("f", "index", F.try_element_at("tp", F.lit(1)).alias("topic"),
-                                      F.try_element_at("tp", F.lit(2)).try_cast("bigint").alias("partition"))
-                              .filter(F.col("topic").isNotNull() & F.col("partition").isNotNull())).cache()
+        self.key_callbacks = self.kept(
+            ops.filter(F.col("f").isin(KEY_REVOKED, KEY_ASSIGNED) & (F.col("type") == "ok"))
+            .select("f", "index", tp).filter(F.size("tp") == 2)
+            .select("f", "index", F.try_element_at("tp", F.lit(1)).alias("topic"),
+                    F.try_element_at("tp", F.lit(2)).try_cast("bigint").alias("partition"))
+            .filter(F.col("topic").isNotNull() & F.col("partition").isNotNull()))
         self.observations = (self.acked.select("topic", "partition", "offset", "value", F.col("done_index").alias("index"))
-                             .unionByName(self.deliveries.select("topic", "partition", "offset", "value", "index"))
-                             ).cache()
+                             .unionByName(self.deliveries.select("topic", "partition", "offset", "value", "index")))
+        # each observed offset: the values seen there (sorted) and the last of them (by index)
+        self.offsets = self.kept(self.observations.groupBy("topic", "partition", "offset").agg(
+            F.array_sort(F.collect_set("value")).alias("values"),
+            F.max(F.when(F.col("value").isNotNull(), F.struct("index", "value"))).value.alias("last")))
+
+    def shared(self, name: str, build: Callable[[SparkTables], Any]) -> Any:
+        """The table `build(self)` makes, built and cached once for every check that reads it."""
+        if name not in self._shared:
+            self._shared[name] = self.kept(build(self))
+        return self._shared[name]
 
     def kept(self, df: Any) -> Any:
-        """`df` cached until release(): a small result that a plan reads more than once."""
+        """`df` cached until release(): a table that a plan reads more than once."""
         self._kept.append(df.cache())
         return df
 
     def release(self) -> None:
-        for df in (self.sends, self.deliveries, self.observations, self.key_callbacks, *self._kept):
+        for df in self._kept:
             df.unpersist()
+
+
+
+POS_BITS = 20  # a poll delivers fewer than 2**20 records; index * 2**20 + pos orders deliveries in a long
+
+
+def _first_deliveries(deliveries: Any) -> Any:
+    """(value, first: struct of index, pos, topic, partition) of each delivered value's first delivery.
+    Hash aggregates only (a min of anything holding text sorts every row): (index, pos) packed in one
+    long, the partition and the topic's number among the (few) topics taken by it."""
+    from pyspark.sql import functions as F
+
+    topics = sorted(r[0] for r in deliveries.select("topic").distinct().collect())
+    names = F.array(*[F.lit(t) for t in topics]) if topics else F.array().cast("array<string>")
+    at = F.shiftleft(F.col("index"), POS_BITS) + F.col("pos")
+    first = (deliveries.groupBy("value")
+             .agg(F.min(at).alias("at"), F.min_by("partition", at).alias("partition"),
+                  F.min_by(F.array_position(names, F.col("topic")), at).alias("topic_at")))
+    return first.select("value", F.struct(F.shiftright("at", POS_BITS).alias("index"),
+                                          F.col("at").bitwiseAND((1 << POS_BITS) - 1).alias("pos"),
+                                          F.element_at(names, F.col("topic_at").cast("int")).alias("topic"),
+                                          "partition").alias("first"))

@@ -200,7 +200,8 @@ def test_a_read_record_the_truncation_replaced_and_its_producer_wrote_again_is_n
     # a1, read at offset 1 before the truncation replaced it, is sent again and acknowledged at offset 4
     retried = truncated_then(send(0, 0, "a", 1, 0, 4), poll(0, 10, (0, 1, "b", 1, 1), (0, 4, "a", 0, 1)))
     r = result(retried, "duplicate")
-    assert r.valid is True and r.counts["values"] == 6
+    # six values were seen; five are judged: the one the truncation replaced is no offset's last value
+    assert r.valid is True and r.counts["values"] == 5
     # a second copy where nothing was replaced is one
     twice = truncated_then(send(0, 0, "a", 1, 0, 4), poll(0, 10, (0, 4, "a", 0, 1), (0, 5, "a", 0, 1)))
     r = result(twice, "duplicate")
