@@ -157,7 +157,7 @@ def ops_of(m: Any, reading: _Reading, problem: Callable[[int, str], None], ordin
     if not isinstance(m, dict):
         raise SchemaError(f"a Jepsen op is a map, got {type(m).__name__}")
     f = m.get("f")
-    if f not in MOP_FS and f not in SUBSCRIPTION_FS:
+    if f not in MOP_FS and (f not in SUBSCRIPTION_FS or reading.exported):  # an export's name [topic partition]s
         return [op_from_map(m)]
     base = op_from_map({k: v for k, v in m.items() if k not in ("value", "rebalance-log")})
     if not reading.exported:

@@ -34,7 +34,7 @@ class Versions:
     first and last place, and the committed sends."""
 
     def __init__(self, t: Tables) -> None:
-        self.read = {(d.topic, d.partition, d.value) for d in t.deliveries}
+        self.read = {(d.topic, d.partition, d.value) for d in t.deliveries if d.value is not None}
         proven = {s.group for s in t.sends if s.status == "info" and (s.topic, s.partition, s.value) in self.read}
         self.committed = [s for s in t.sends if s.status == "ok" or (s.status == "info" and s.group in proven)]
         log: dict[Key, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -199,7 +199,7 @@ def _across(t: Tables, skip: bool) -> Found:
     rows, steps = _poll_rows(t, within=False, skip=skip)
     if t.subscribed:  # Jepsen allows these under subscribe: a consumer may be rebalanced between ops
         return Found(0, [], {"steps": steps, "allowed": len(rows)})
-    return _found(rows, _step_sort, steps=steps)
+    return _found(rows, _step_sort, steps=steps, allowed=0)
 
 
 def poll_skip(t: Tables) -> Found:

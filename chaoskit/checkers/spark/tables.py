@@ -56,6 +56,7 @@ class SparkTables:
         self.observations = (self.acked.select("topic", "partition", "offset", "value", F.col("done_index").alias("index"))
                              .unionByName(self.deliveries.select("topic", "partition", "offset", "value", "index"))
                              ).cache()
+        self.ops = ops
 
     def kept(self, df: Any) -> Any:
         """`df` cached until release(): a small result that a plan reads more than once."""
