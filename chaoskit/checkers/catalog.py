@@ -27,6 +27,7 @@ class Check:
     explain: str = ""  # a witness row's explanation, formatted with the row's fields
     evidence: str = ""  # the count of what it judged; zero means it judged nothing
     nothing: str = ""  # what was missing when `evidence` is zero
+    unsupported: str = ""  # why chaoskit cannot decide it at all: always "unknown" with this reason
 
     @property
     def function(self) -> str:
@@ -98,9 +99,51 @@ KAFKA_CHECKS: tuple[Check, ...] = (
            ("answers", "no coordinator answer was recorded"), "coordinator"),
 )
 
+# Jepsen's anomalies that have no check of ours by that name (checkers/{local,spark}/jepsen_checks.py);
+# run by default on histories read from Jepsen (docs/history.md). The seven of Jepsen's names that are
+# also ours above follow Jepsen's rules on such histories (jepsen_checks.py has them by the same name).
+NEEDS_CYCLES = "needs Elle's cycle analysis over transactions, which chaoskit does not implement"
+
+
+def _cycle(name: str, what: str) -> Check:
+    return Check(name, f"{what} (Elle's cycle over the transactions' ww/wr dependencies); reported unknown",
+                 "Transactions (Jepsen)", frozenset({"txn"}), unsupported=NEEDS_CYCLES)
+
+
+JEPSEN_CHECKS: tuple[Check, ...] = (
+    _kafka("int-poll-skip", "within one transaction (Jepsen op), two consecutive reads of a key skipped over "
+           "values known to be between them, with no rebalance of the key during it", "Consumer order",
+           "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} in one op "
+           "(op {index}), skipping {missed} known offset(s) between them",
+           ("steps", "no op read two records of a key"), "poll"),
+    _kafka("int-nonmonotonic-poll", "within one transaction (Jepsen op), a read of a key was not after the one "
+           "before it in the key's version order, with no rebalance of the key during it", "Consumer order",
+           "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} in one op (op {index})",
+           ("steps", "no op read two records of a key"), "poll"),
+    _kafka("int-nonmonotonic-send", "within one transaction (Jepsen op), a send to a key landed not after the "
+           "one before it in the key's version order", "Producer order",
+           "process {process}'s sends to {topic}/{partition} in one op landed at offset {from_offset} then "
+           "{to_offset} (op {index})",
+           ("send_pairs", "no op sent two values of a key whose places are known"), "send"),
+    _kafka("G1a", "aborted read: an ok poll read a value whose send failed", "Aborted reads",
+           "process {process} read {value} at {topic}/{partition} offset {offset} (op {index}), which the send "
+           "invoked at op {writer} failed to write",
+           ("failed_sends", "no send failed"), "send", "poll"),
+    _kafka("precommitted-read", "a transaction read a value it sent itself (read committed forbids seeing a "
+           "transaction's records before it commits)", "Aborted reads",
+           "the transaction of process {process} (op {index}) read {value} at {topic}/{partition}, which it sent",
+           ("txns", "no transaction both sent and read"), "txn"),
+    _cycle("G0", "write cycle (allowed by Jepsen's Kafka checker: Kafka does not isolate writes)"),
+    _cycle("G0-process", "write cycle including process order (allowed by Jepsen)"),
+    _cycle("G0-realtime", "write cycle including real-time order (allowed by Jepsen)"),
+    _cycle("G1c", "circular information flow (allowed by Jepsen with :ww-deps)"),
+    _cycle("G1c-process", "circular information flow including process order"),
+    _cycle("G1c-realtime", "circular information flow including real-time order"),
+)
+
 # the linearizability checker (chaoskit.checkers.linearizable; its search in checkers/linear/)
 LINEARIZABLE = Check("linearizable", "the history has a legal sequential order consistent with real time "
                      "(Wing-Gong search with Lowe's memoization)", "Linearizability", frozenset())
 
-CHECKS: dict[str, Check] = {c.name: c for c in (*KAFKA_CHECKS, LINEARIZABLE)}
+CHECKS: dict[str, Check] = {c.name: c for c in (*KAFKA_CHECKS, *JEPSEN_CHECKS, LINEARIZABLE)}
 MODELS = ("kafka", "cas-register", "kv", "list-append")

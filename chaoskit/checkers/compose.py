@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from chaoskit.checkers.catalog import KAFKA_CHECKS, MODELS, Check
+from chaoskit.checkers.catalog import JEPSEN_CHECKS, KAFKA_CHECKS, MODELS, Check
 from chaoskit.checkers.engine import ENGINES, chosen_engine
 from chaoskit.checkers.kafka import KafkaCheck, run_kafka_checks
 from chaoskit.checkers.result import CheckResult
@@ -25,9 +25,13 @@ from chaoskit.roles import Checker, LiveRun
 
 
 def applicable(history: History) -> list[Check]:
-    """The Kafka checks whose op kinds the history holds."""
+    """The Kafka checks whose op kinds the history holds; Jepsen's own (JEPSEN_CHECKS) only on a
+    history read from Jepsen's Kafka workload."""
+    from chaoskit.history.jepsen_kafka import jepsen_fs
+
     present = history.kinds()
-    return [c for c in KAFKA_CHECKS if c.needs <= present]
+    jepsen = JEPSEN_CHECKS if jepsen_fs(history) else ()
+    return [c for c in (*KAFKA_CHECKS, *jepsen) if c.needs <= present]
 
 
 def default_checks(history: History, model: str | None) -> list[str]:

@@ -39,7 +39,9 @@ def run_kafka_checks(engine: Engine, checks: Sequence[Check], history: History) 
     ready = []
     for c in checks:
         missing = c.needs - present
-        if missing:
+        if c.unsupported and not missing:
+            results[c.name] = CheckResult.unknown(c.name, c.unsupported)
+        elif missing:
             results[c.name] = CheckResult.unknown(c.name, f"the history has no {', '.join(sorted(missing))} ops, "
                                                           "which this check reads")
         else:

@@ -24,6 +24,11 @@ partition stands for a send whose partition was never known) and says values are
 JSON, which is decoded back.
 
 Other keys of a Jepsen op (`:time` as `time_ns`, `:error`, extras) are copied onto each op it gives.
+Each op a send, poll, txn, assign or subscribe gives also keeps `jepsen_f`, that Jepsen op's f, and
+`jepsen_op`, its ordinal among the history's op maps (0, 1, ...): which ops came from one Jepsen op
+(one transaction), and that the history is Jepsen's, whose checks then follow Jepsen's rules
+(docs/history.md). A history chaoskit exported carries no such keys of its own: its ops keep
+whichever they held (an exported Jepsen history keeps them, our own has none).
 Ops keep Jepsen's `:index` when each Jepsen op gave one op; otherwise they are numbered in order and
 keep Jepsen's as `jepsen_index`. A micro-op that cannot be mapped is a problem "line N: micro-op i:
 why"; the op's other micro-ops and the other lines still load.
@@ -44,6 +49,7 @@ PARTITIONS_PER_TOPIC = 2  # Jepsen's Kafka client: key k is topic t<k div 2>, pa
 EXPORT_PROCESS, EXPORT_F = "chaoskit", "chaoskit-export"  # the header op of a history chaoskit wrote
 JSON_TEXT = "json-text"
 RESET = "on_partitions_assigned"
+JEPSEN_F, JEPSEN_OP = "jepsen_f", "jepsen_op"  # on each op of a Jepsen send/poll/txn/assign/subscribe
 TopicPartition = tuple[Any, "int | None"]
 
 
@@ -79,6 +85,7 @@ class _Reading:
     def __init__(self) -> None:
         self.keys: dict[int, TopicPartition] = {}
         self.json_values = False
+        self.exported = False  # chaoskit wrote it: ops keep their own jepsen_f / jepsen_op, if any
 
     def take_header(self, m: dict) -> None:
         value = m.get("value") if isinstance(m.get("value"), dict) else {}
@@ -87,6 +94,7 @@ class _Reading:
             raise SchemaError(f"the {EXPORT_F} header's :keys maps keys to [topic partition], got {keys!r}")
         self.keys = {k: (tp[0], tp[1]) for k, tp in keys.items()}
         self.json_values = value.get("values") == JSON_TEXT
+        self.exported = True
 
     def topic_partition(self, key: Any) -> TopicPartition:
         if not isinstance(key, int) or isinstance(key, bool):
@@ -114,6 +122,7 @@ def read_jepsen_kafka_lines(lines: Iterable[str]) -> tuple[list[Op], Problems]:
     problems: Problems = []
     reading = _Reading()
     one_each = True  # every Jepsen op gave exactly one op: its :index can stay
+    ordinal = 0
     for n, m in edn_forms(lines):
         try:
             if isinstance(m, edn.EdnError):
@@ -121,10 +130,12 @@ def read_jepsen_kafka_lines(lines: Iterable[str]) -> tuple[list[Op], Problems]:
             if is_header(m):
                 reading.take_header(m)
                 continue
-            got = ops_of(m, reading, lambda i, why: problems.append(f"line {n}: micro-op {i}: {why}"))
+            got = ops_of(m, reading, lambda i, why: problems.append(f"line {n}: micro-op {i}: {why}"), ordinal)
         except (edn.EdnError, SchemaError) as e:
             problems.append(f"line {n}: {e}")
             continue
+        finally:
+            ordinal += not is_header(m)
         one_each = one_each and len(got) == 1
         ops += got
     _number(ops, one_each)
@@ -140,14 +151,17 @@ def _number(ops: list[Op], keep: bool) -> None:
             op["jepsen_index"] = op.pop("index")
 
 
-def ops_of(m: Any, reading: _Reading, problem: Callable[[int, str], None]) -> list[Op]:
-    """Our ops for one Jepsen op map; `problem(i, why)` hears of each micro-op that cannot be mapped."""
+def ops_of(m: Any, reading: _Reading, problem: Callable[[int, str], None], ordinal: int = 0) -> list[Op]:
+    """Our ops for one Jepsen op map (the `ordinal`-th); `problem(i, why)` hears of each micro-op that
+    cannot be mapped."""
     if not isinstance(m, dict):
         raise SchemaError(f"a Jepsen op is a map, got {type(m).__name__}")
     f = m.get("f")
-    if f not in MOP_FS and f not in SUBSCRIPTION_FS:
+    if f not in MOP_FS and (f not in SUBSCRIPTION_FS or reading.exported):  # an export's name [topic partition]s
         return [op_from_map(m)]
     base = op_from_map({k: v for k, v in m.items() if k not in ("value", "rebalance-log")})
+    if not reading.exported:
+        base |= {JEPSEN_F: f, JEPSEN_OP: ordinal}
     done = base["type"] in ("ok", "info")
     out = [_op(base, f=RESET, type="ok", value=_topic_partitions(e.get("keys") if isinstance(e, dict) else e,
                                                                  reading))
@@ -245,3 +259,20 @@ def _record(partition: int | None, pair: Any, reading: _Reading) -> list[Any]:
     if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int) and not isinstance(pair[0], bool)):
         raise SchemaError(f"a read is [offset value] with an integer offset, got {edn.dumps(pair)}")
     return [partition, pair[0], None, reading.value(pair[1]), None]
+
+
+def jepsen_fs(history: Any) -> set[str]:
+    """The Jepsen op kinds (`jepsen_f`) a History's ops came from: none unless it was read from a
+    Jepsen Kafka history (then its checks follow Jepsen's rules); "txn" when it holds transactions.
+    A Parquet history is asked without loading its ops; the answer is kept on the History."""
+    if getattr(history, "_jepsen_fs", None) is None:
+        if history._ops is not None:
+            found = {op[JEPSEN_F] for op in history._ops if op.get(JEPSEN_F) is not None}
+        else:
+            import pyarrow.compute as pc
+            import pyarrow.parquet as pq
+            extra = pq.read_table(history.source, columns=["extra"]).column("extra").drop_null()
+            extras = extra.filter(pc.match_substring(extra, JEPSEN_F)).to_pylist()  # none in our own histories
+            found = {json.loads(e).get(JEPSEN_F) for e in extras} - {None}
+        history._jepsen_fs = found
+    return history._jepsen_fs

@@ -56,6 +56,7 @@ class History:
         self.problems: list[str] = list(problems)
         self.source = source  # its Parquet copy (read from, or written by to_parquet): what Spark reads
         self._ops: list[Op] | None = None
+        self._jepsen_fs: set[str] | None = None  # history.jepsen_kafka.jepsen_fs, once asked
         if ops is not None or source is None:
             self._set(list(ops or ()))
 
@@ -72,11 +73,14 @@ class History:
         return self._ops  # type: ignore[return-value]
 
     def kinds(self) -> set[Any]:
-        """The op kinds (f) present: which checks apply."""
+        """The op kinds (f) present: which checks apply; "txn" too when ops came from a Jepsen :txn."""
+        from chaoskit.history.jepsen_kafka import jepsen_fs
+
+        txn = {"txn"} & jepsen_fs(self)
         if self._ops is None:
             import pyarrow.parquet as pq
-            return set(pq.read_table(self.source, columns=["f"]).column("f").unique().to_pylist())
-        return {op.get("f") for op in self._ops}
+            return set(pq.read_table(self.source, columns=["f"]).column("f").unique().to_pylist()) | txn
+        return {op.get("f") for op in self._ops} | txn
 
     def __len__(self) -> int:
         if self._ops is None:

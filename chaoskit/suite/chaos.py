@@ -51,6 +51,7 @@ class RunOptions:
     keep: bool = False
     dry_run: bool = False
     mutations: tuple[str, ...] = ()  # elements of the proposals turned off (chaoskit mutate)
+    round_trip: bool = False  # after each run, export its history, read it back: the checks must agree
 
     def fields_for(self, marker: dict[str, Any]) -> dict[str, Any]:
         """The ChaosTest fields these options set for a test with `marker`: the marker's seed wins."""
@@ -107,6 +108,8 @@ class Chaos:
             self._dry_run(test)
         result = run(test, progress=True, keep=self.options.keep)
         self.results.append(result)
+        if self.options.round_trip:
+            check_round_trip(result)
         if self.report is not None:
             self.report(result)
         return result
@@ -153,6 +156,18 @@ class Chaos:
 
 
 Evidence = Mapping[str, Mapping[str, int]]
+
+
+def check_round_trip(result: RunResult) -> None:
+    """Fail the test if the run's history, exported to Jepsen EDN and read back, checks differently
+    (history/round_trip.py); the exported copy stays in the run directory as history.edn."""
+    from chaoskit.history.round_trip import round_trip_differences
+
+    if not result.history.is_file():
+        return
+    diffs = round_trip_differences(result.history, result.run_dir / "history.edn")
+    if diffs:
+        _fail(result, "export -> check round trip differs: " + "; ".join(diffs))
 
 
 def missing_evidence(result: RunResult, evidence: Evidence) -> list[str]:

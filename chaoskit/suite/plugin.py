@@ -60,6 +60,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="leave the cluster up when a chaos test fails, and print how to reach it (ini: chaos_keep)",
     )
     parser.addini("chaos_keep", help="leave the cluster up on failure", type="bool", default=False)
+    parser.addini("chaos_export_round_trip", type="bool", default=False,
+                  help="after each chaos run, export its history to Jepsen EDN, read it back and fail the test "
+                       "if any Kafka check's result differs (chaoskit.history.round_trip)")
     group.addoption(
         "--chaos-dry-run",
         dest="chaos_dry_run",
@@ -169,6 +172,7 @@ def run_options(config: pytest.Config) -> Any:
                       spark_master=chaos_option(config, "spark_master"), engine=chaos_option(config, "chaos_engine"),
                       reports=Path(chaos_option(config, "chaos_reports")),
                       keep=bool(chaos_option(config, "chaos_keep")), dry_run=bool(chaos_option(config, "chaos_dry_run")),
+                      round_trip=bool(config.getini("chaos_export_round_trip")),
                       mutations=tuple(n.strip() for n in (chaos_option(config, "chaos_mutation") or "").split(",")
                                       if n.strip()))
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable
 
-from chaoskit.checkers.catalog import KAFKA_CHECKS
+from chaoskit.checkers.catalog import JEPSEN_CHECKS, KAFKA_CHECKS
 from chaoskit.checkers.kafka import KafkaCheck
 from chaoskit.checkers.linearizable import Linearizable
 
-CHECKS: dict[str, Callable[..., Any]] = {c.name: partial(KafkaCheck, c) for c in KAFKA_CHECKS}
+CHECKS: dict[str, Callable[..., Any]] = {c.name: partial(KafkaCheck, c) for c in (*KAFKA_CHECKS, *JEPSEN_CHECKS)}
 CHECKS[Linearizable.name] = Linearizable

@@ -18,17 +18,21 @@ class LocalEngine:
     @contextmanager
     def tables(self, history: History) -> Iterator[Any]:
         from chaoskit.checkers.local.tables import build
+        from chaoskit.history.jepsen_kafka import jepsen_fs
 
         # millions of small acyclic objects: the cyclic collector would only rescan them, again and again
         collecting = gc.isenabled()
         gc.disable()
         try:
-            yield build(history.ops)
+            tables = build(history.ops)
+            tables.jepsen = bool(jepsen_fs(history))
+            yield tables
         finally:
             if collecting:
                 gc.enable()
 
     def evaluate(self, checks: Sequence[Check], tables: Any) -> dict[str, Found]:
-        from chaoskit.checkers.local import checks as functions
+        from chaoskit.checkers.local import checks as ours
+        from chaoskit.checkers.local import jepsen_checks
 
-        return {c.name: getattr(functions, c.function)(tables) for c in checks}
+        return {c.name: jepsen_checks.pick(ours, jepsen_checks, c.function, tables.jepsen)(tables) for c in checks}

@@ -27,6 +27,7 @@ class Send:
     partition: int | None = None
     offset: int | None = None
     done_index: int | None = None
+    group: int | None = None  # its completion's Jepsen op (jepsen_op), else the completion's index
 
 
 @dataclass
@@ -39,6 +40,18 @@ class Delivery:
     offset: int
     key: Any
     value: str | None
+    group: int = 0  # its poll's Jepsen op (jepsen_op), else the poll's index
+
+
+@dataclass(frozen=True)
+class Assign:
+    """An ok/info on_partitions_assigned: from a Jepsen :assign/:subscribe (`rebalance` False) or
+    any other (a rebalance: our callbacks, the entries of a Jepsen op's :rebalance-log)."""
+    process: Any
+    index: int
+    group: int
+    rebalance: bool
+    partitions: frozenset  # the (topic, partition)s it names
 
 
 @dataclass
@@ -53,9 +66,19 @@ class Tables:
     # (topic, partition) -> indices (ascending) of the key callbacks naming it
     key_revoked: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
     key_assigned: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
+    assigns: list[Assign] = field(default_factory=list)
+    subscribed: bool = False  # some op subscribed (Jepsen's :subscribe): rebalances between ops are allowed
+    jepsen: bool = False  # read from Jepsen's Kafka history: the checks of its names follow its rules
 
     def acked(self) -> list[Send]:
         return [s for s in self.sends if s.status == "ok" and s.offset is not None]
+
+
+def _named(value: Any) -> frozenset:
+    """The (topic, partition)s an assignment's value names ([[topic, partition], ...])."""
+    if not isinstance(value, list):
+        return frozenset()
+    return frozenset((tp[0] or "", tp[1]) for tp in value if isinstance(tp, list) and len(tp) == 2)
 
 
 def in_order(ops: Iterable[Op]) -> Iterable[Op]:
@@ -78,11 +101,17 @@ def _ordered_stream(ops: Iterable[Op]) -> Iterable[Op]:
         yield op
 
 
+def group_of(op: Op) -> int:
+    """Which Jepsen op (transaction) an op came from: its jepsen_op, else its own index."""
+    return op["jepsen_op"] if op.get("jepsen_op") is not None else op["index"]
+
+
 def build(ops: Iterable[Op]) -> Tables:
     t = Tables()
     pending: dict[tuple[Any, str | None], Send] = {}
     for op in in_order(ops):
         f, kind, idx = op.get("f"), op.get("type"), op["index"]
+        t.subscribed = t.subscribed or f == "subscribe" or op.get("jepsen_f") == "subscribe"
         if f == "send":
             k = (op.get("process"), value_text(op.get("value")))
             if kind == "invoke":
@@ -92,11 +121,16 @@ def build(ops: Iterable[Op]) -> Tables:
             elif k in pending and pending[k].status is None:
                 s = pending[k]
                 s.status, s.partition, s.offset, s.done_index = kind, op.get("partition"), op.get("offset"), idx
+                s.group = group_of(op)
         elif f == "poll" and kind == "ok":
             for pos, (p, o, key, v, _epoch) in enumerate(poll_records(op)):
-                t.deliveries.append(Delivery(op.get("process"), idx, pos, op.get("topic") or "", p, o, key, v))
+                t.deliveries.append(Delivery(op.get("process"), idx, pos, op.get("topic") or "", p, o, key, v,
+                                             group_of(op)))
         elif f in RESETS and kind in ("ok", "info"):
             t.resets.setdefault(op.get("process"), []).append(idx)
+            if f == RESETS[0]:
+                t.assigns.append(Assign(op.get("process"), idx, group_of(op),
+                                        op.get("jepsen_f") not in ("assign", "subscribe"), _named(op.get("value"))))
         if f == "truncation-detected" and kind in ("ok", "info") and op.get("offset") is not None:
             t.truncations.append((op.get("process"), op.get("topic") or "", op.get("partition"), op["offset"], idx))
         elif f == "partition-mode" and kind == "ok":

@@ -26,10 +26,12 @@ class SparkEngine:
     def tables(self, history: History) -> Iterator[Any]:
         from chaoskit.checkers.spark.session import spark
         from chaoskit.checkers.spark.tables import SparkTables
+        from chaoskit.history.jepsen_kafka import jepsen_fs
 
         with tempfile.TemporaryDirectory(prefix="chaoskit-check-") as tmp:
             path = history.source or write_parquet(history.ops, Path(tmp) / "history.parquet")
             tables = SparkTables(spark(self.master).read.parquet(str(path)))
+            tables.jepsen = bool(jepsen_fs(history))
             try:
                 yield tables
             finally:
@@ -37,6 +39,8 @@ class SparkEngine:
 
     def evaluate(self, checks: Sequence[Check], tables: Any) -> dict[str, Found]:
         """Every check in ONE job (a job per check would cost more than the checks on small histories)."""
-        from chaoskit.checkers.spark import checks as functions
+        from chaoskit.checkers.local.jepsen_checks import pick
+        from chaoskit.checkers.spark import checks as ours
+        from chaoskit.checkers.spark import jepsen_checks
 
-        return functions.evaluate({c.name: getattr(functions, c.function)(tables) for c in checks})
+        return ours.evaluate({c.name: pick(ours, jepsen_checks, c.function, tables.jepsen)(tables) for c in checks})
