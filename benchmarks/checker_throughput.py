@@ -1,15 +1,18 @@
 """How fast the checks are: events/s of the full Kafka check set on Spark local[2] and in one
-process (the local engine), as a ratio; and the linearizability checker's ops/s on key-value
-histories of 10 and 50 concurrent clients.
+process (the local engine), each beside the floor (a plain Spark scan-and-aggregate of the same
+Parquet file: what one pass over the data costs here) and as a ratio to it and to each other; how
+fast a JSONL history converts to Parquet; and the linearizability checker's ops/s in one process
+and on Spark.
 
 For each size N: a seeded synthetic history of N events with every anomaly kind planted
-(chaoskit.history.synthetic) is streamed to Parquet; Spark checks it from the file (the session's
-start and a first small pass, where the JVM compiles the queries, are timed apart, once); the local engine checks the same history streamed from the generator
-(its time minus the time to generate alone). Both verdicts must find exactly the plants, or the
-figure is not printed as a pass.
+(chaoskit.history.synthetic) is written as JSONL and converted to Parquet (timed: the recorder's
+conversion); Spark checks it from the file (the session's start and a first small pass, where the
+JVM compiles the queries, are timed apart, once); the local engine checks the same history streamed
+from the generator (its time minus the time to generate alone). Both verdicts must find exactly the
+plants, or the figure is not printed as a pass.
 
 Usage: python benchmarks/checker_throughput.py [--events 1000000,10000000] [--quick] [--seed N]
-       [--skip-spark] [--skip-local] [--linear-ops N] [--workdir DIR]
+       [--skip-spark] [--skip-local] [--linear-ops N] [--linear-clients 10,50] [--workdir DIR]
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from typing import Any, Callable
 from chaoskit.checkers.compose import run_checks
 from chaoskit.history.reader import History
 from chaoskit.history import synthetic
-from chaoskit.history.parquet import write_parquet
+from chaoskit.history.parquet import convert_jsonl, write_parquet
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -52,31 +55,61 @@ def kafka(n: int, seed: int, workdir: Path, spark: bool, local: bool) -> dict[st
     print(f"\n{n:,} events requested, {count:,} generated in {gen_s:.1f} s ({count / gen_s:,.0f} ops/s)", flush=True)
     row: dict[str, float] = {"events": count}
     if spark:
-        path = workdir / f"history-{n}.parquet"
-        write_s, _ = timed(lambda: write_parquet(stream(), path))
-        print(f"  Parquet: {path.stat().st_size / 1e6:.1f} MB written in {write_s:.1f} s (including generation)")
+        jsonl, path = workdir / f"history-{n}.jsonl", workdir / f"history-{n}.parquet"
+        History(stream()).to_jsonl(jsonl)
+        for workers in (1, None):
+            convert_s, (_, problems) = timed(lambda: convert_jsonl(jsonl, path, workers=workers))
+            row["convert_eps"] = count / convert_s
+            print(f"  JSONL -> Parquet ({jsonl.stat().st_size / 1e6:,.0f} MB -> {path.stat().st_size / 1e6:.1f} MB), "
+                  f"{'1 process' if workers == 1 else 'a process per core'}: {convert_s:.1f} s, "
+                  f"{count / convert_s:,.0f} events/s{f', {len(problems)} problems' if problems else ''}", flush=True)
+        jsonl.unlink()
         start_s = warm_up(workdir, seed)
         if start_s is not None:
             print(f"  Spark local[2] session and a first 10,000-event pass (JIT, code generation): {start_s:.1f} s "
                   "(once per process, not counted below)")
+        floor_s, rows = timed(lambda: scan_and_aggregate(path))
+        row["floor_eps"] = count / floor_s
+        print(f"  floor : {floor_s:8.1f} s  {count / floor_s:12,.0f} events/s  (one scan-and-aggregate of "
+              f"{rows:,} rows)", flush=True)
         check_s, verdict = timed(lambda: run_checks(History.from_path(path), engine="spark"))
         ok = found(verdict) == expected
         row["spark_eps"] = count / check_s
-        print(f"  spark : {check_s:8.1f} s  {count / check_s:12,.0f} events/s  plants found exactly: {ok}",
-              flush=True)
+        print(f"  spark : {check_s:8.1f} s  {count / check_s:12,.0f} events/s  {check_s / floor_s:5.1f}x the floor  "
+              f"plants found exactly: {ok}", flush=True)
         if not ok:
             print(f"    expected {expected}, found {found(verdict)}")
         path.unlink()
     if local:
+        before = peak_rss_mb()
         total_s, verdict = timed(lambda: run_checks(_Streamed(stream()), engine="local"))
+        grew = peak_rss_mb() - before
         check_s = max(total_s - gen_s, 1e-9)
         ok = found(verdict) == expected
         row["local_eps"] = count / check_s
-        print(f"  local : {check_s:8.1f} s  {count / check_s:12,.0f} events/s  plants found exactly: {ok} "
-              f"({total_s:.1f} s with generation)", flush=True)
+        versus = f"{row['floor_eps'] / row['local_eps']:5.1f}x the floor  " if "floor_eps" in row else ""
+        print(f"  local : {check_s:8.1f} s  {count / check_s:12,.0f} events/s  {versus}plants found exactly: {ok} "
+              f"({total_s:.1f} s with generation; this process's peak memory grew {grew:,.0f} MB)", flush=True)
     if "spark_eps" in row and "local_eps" in row:
         print(f"  ratio spark/local: {row['spark_eps'] / row['local_eps']:.2f}x")
     return row
+
+
+def peak_rss_mb() -> float:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def scan_and_aggregate(path: Path) -> int:
+    """The floor: every column the checks read, scanned once and aggregated (no join, no shuffle of rows)."""
+    from pyspark.sql import functions as F
+    from chaoskit.checkers.spark.session import spark as session
+
+    rows = session().read.parquet(str(path)).groupBy("f", "type").agg(
+        F.count(F.lit(1)).alias("n"), F.max("index"), F.max("offset"), F.max("partition"), F.max("pos"),
+        F.sum(F.length("value")), F.approx_count_distinct("process"), F.max("topic"), F.max("key"),
+        F.max("time_ns"), F.max("error"), F.max("extra")).collect()
+    return sum(r["n"] for r in rows)
 
 
 _warmed = False
@@ -113,22 +146,20 @@ class _Streamed(History):
 
 
 def linear(clients_list: list[int], ops: int, seed: int, spark: bool) -> None:
-    try:
-        from chaoskit.checkers.linear import check
-        from chaoskit.checkers.linear import synthetic as lsynth
-    except ImportError as e:
-        print(f"\nlinearizability: chaoskit.checkers.linear is not importable ({e}); skipped")
-        return
+    from chaoskit.checkers.linear import check
+    from chaoskit.checkers.linear import synthetic as lsynth
+
     print(f"\nlinearizability (list-append model, {ops:,} ops per history, Wing-Gong/Lowe, split per key):")
     for clients in clients_list:
         s = lsynth.generate("list-append", seed=seed, clients=clients, ops=ops, keys=max(4, clients // 2))
         n = sum(1 for op in s.ops if op.get("type") == "invoke")
-        t, r = timed(lambda: check(s.ops, "list-append", budget_s=120))
-        print(f"  {clients:3d} clients, local : {t:7.2f} s  {n / t:10,.0f} ops/s  valid={r.valid}", flush=True)
+        t_local, r = timed(lambda: check(s.ops, "list-append", budget_s=600))
+        print(f"  {clients:3d} clients, local : {t_local:7.2f} s  {n / t_local:10,.0f} ops/s  valid={r.valid}", flush=True)
         if spark:
             from chaoskit.checkers.spark.session import spark as session
-            t, r = timed(lambda: check(s.ops, "list-append", spark=session(), budget_s=120))
-            print(f"  {clients:3d} clients, spark : {t:7.2f} s  {n / t:10,.0f} ops/s  valid={r.valid}", flush=True)
+            t, r = timed(lambda: check(s.ops, "list-append", spark=session(), budget_s=600))
+            print(f"  {clients:3d} clients, spark : {t:7.2f} s  {n / t:10,.0f} ops/s  valid={r.valid}  "
+                  f"ratio spark/local {t_local / t:.2f}x", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--skip-spark", action="store_true")
     ap.add_argument("--skip-local", action="store_true")
-    ap.add_argument("--linear-ops", type=int, default=20_000, help="ops per linearizability history")
+    ap.add_argument("--linear-ops", type=int, default=1_000_000, help="ops per linearizability history")
+    ap.add_argument("--linear-clients", default="10,50", help="comma-separated concurrent clients")
     ap.add_argument("--workdir", type=Path, help="where the Parquet histories go (default: a temporary dir)")
     args = ap.parse_args(argv)
     try:
@@ -151,15 +183,18 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         rows = [kafka(n, args.seed, workdir, not args.skip_spark, not args.skip_local) for n in sizes]
-        linear([10, 50], args.linear_ops, args.seed, not args.skip_spark)
+        linear([int(c) for c in args.linear_clients.split(",")], args.linear_ops, args.seed, not args.skip_spark)
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    print("\nsummary (events/s; ratio = spark / local):")
+    print("\nsummary (events/s; spark/local; each engine's time over the floor's):")
     for r in rows:
-        ratio = f"{r['spark_eps'] / r['local_eps']:.2f}x" if "spark_eps" in r and "local_eps" in r else "-"
-        print(f"  {int(r['events']):>12,}  spark {r.get('spark_eps', 0):>12,.0f}  local {r.get('local_eps', 0):>12,.0f}"
-              f"  ratio {ratio}")
+        def ratio(a: str, b: str) -> str:
+            return f"{r[a] / r[b]:.2f}x" if a in r and b in r else "-"
+        print(f"  {int(r['events']):>12,}  convert {r.get('convert_eps', 0):>10,.0f}  floor {r.get('floor_eps', 0):>10,.0f}"
+              f"  spark {r.get('spark_eps', 0):>10,.0f}  local {r.get('local_eps', 0):>10,.0f}"
+              f"  spark/local {ratio('spark_eps', 'local_eps')}  spark {ratio('floor_eps', 'spark_eps')}"
+              f"  local {ratio('floor_eps', 'local_eps')}")
     return 0
 
 

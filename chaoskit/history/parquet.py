@@ -104,7 +104,8 @@ def convert_jsonl(jsonl: str | Path, path: str | Path, workers: int | None = Non
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        # spawned, not forked: the caller may have threads (a run's) and Arrow's pools, unsafe to fork
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             done = pool.map(_convert_chunk_apart, [(jsonl, *chunk) for chunk in chunks])
             out = _write_tables((_problems_into(problems, *result) for result in done), path)
         return out, problems

@@ -4,7 +4,10 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Iterator
 
-import orjson
+try:
+    import orjson  # the checker side's fast JSON (a dependency); the node images, which only import Op, lack it
+except ImportError:  # pragma: no cover -- exercised inside the node containers
+    orjson = None  # type: ignore[assignment]
 
 Op = dict[str, Any]
 TYPES = ("invoke", "ok", "fail", "info")
@@ -28,10 +31,12 @@ def value_text(value: Any) -> str | None:
 
 def json_text(value: Any, sort: bool = True) -> str:
     """Compact JSON text, non-ASCII kept (orjson; json for what it refuses: non-text keys, huge ints)."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort else 0).decode()
-    except TypeError:
-        return json.dumps(value, separators=(",", ":"), sort_keys=sort, ensure_ascii=False, default=str)
+    if orjson is not None:
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort else 0).decode()
+        except TypeError:
+            pass
+    return json.dumps(value, separators=(",", ":"), sort_keys=sort, ensure_ascii=False, default=str)
 
 
 def process_of(text: Any) -> Any:
@@ -83,6 +88,9 @@ def poll_records(op: Op) -> list[tuple[Any, ...]]:
             for r in _polled(op)]
 
 
+_loads = orjson.loads if orjson is not None else json.loads
+
+
 def jsonl_ops(lines: Iterable[str | bytes], problems: list[str], first_line: int = 1) -> Iterator[Op]:
     """The ops of JSON lines (text or bytes); a line that is not a well-formed op goes to `problems`
     as "line N: what is wrong" (truncated, not JSON, or the schema's complaint). An op without an
@@ -91,8 +99,8 @@ def jsonl_ops(lines: Iterable[str | bytes], problems: list[str], first_line: int
         if not line.strip():
             continue
         try:
-            op = check_op(orjson.loads(line))
-        except orjson.JSONDecodeError as e:
+            op = check_op(_loads(line))
+        except json.JSONDecodeError as e:  # orjson's error is one
             what = "truncated" if not line.endswith(b"\n" if isinstance(line, bytes) else "\n") else "not JSON"
             problems.append(f"line {n}: {what} ({e.msg} at column {e.colno})")
             continue

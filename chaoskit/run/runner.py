@@ -238,13 +238,14 @@ def analyze(parts: Parts) -> Verdict:
     The history's Parquet copy is written beside it: what Spark reads and reports attach."""
     from chaoskit.checkers.compose import run_checks
     from chaoskit.checkers.result import CheckResult
+    from chaoskit.history.parquet import convert_jsonl
     from chaoskit.history.reader import History
 
     checking = time.monotonic()
     if not parts.history.exists():
         return Verdict({"history": CheckResult.unknown("history", f"the run wrote no history at {parts.history}")})
     history = History.from_path(parts.history)
-    history.to_parquet(parts.history.with_suffix(".parquet"))
+    history.source, _ = convert_jsonl(parts.history, parts.history.with_suffix(".parquet"))  # streamed, in chunks
     parts.stats["availability"] = availability(history.ops)
     test = parts.test
     from chaoskit.checkers.spark.session import copy_log_since, log_mark

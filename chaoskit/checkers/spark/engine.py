@@ -24,13 +24,17 @@ class SparkEngine:
 
     @contextmanager
     def tables(self, history: History) -> Iterator[Any]:
-        from chaoskit.checkers.spark.session import spark
+        import pyarrow.parquet as pq
+
+        from chaoskit.checkers.spark.session import size_shuffles, spark
         from chaoskit.checkers.spark.tables import SparkTables
         from chaoskit.history.jepsen_kafka import jepsen_fs
 
         with tempfile.TemporaryDirectory(prefix="chaoskit-check-") as tmp:
             path = history.source or write_parquet(history.ops, Path(tmp) / "history.parquet")
-            tables = SparkTables(spark(self.master).read.parquet(str(path)))
+            session = spark(self.master)
+            size_shuffles(session, pq.ParquetFile(path).metadata.num_rows)
+            tables = SparkTables(session.read.parquet(str(path)))
             tables.jepsen = bool(jepsen_fs(history))
             try:
                 yield tables

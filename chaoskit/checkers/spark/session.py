@@ -1,7 +1,8 @@
 """The SparkSession the checks run on: built on first use, once per process, then reused.
 
-local[2] unless a master is given (`--spark-master`); no UI, few shuffle partitions (histories
-are millions of rows, not billions). pyspark is imported here only, so nothing else pays for the JVM.
+local[2] unless a master is given (`--spark-master`: spark://, yarn, k8s://, or sc:// for Spark
+Connect); no UI; shuffle partitions sized per history from its rows and the cores (`size_shuffles`);
+the local driver's heap a quarter of the machine's memory (`driver_memory`). pyspark is imported here only, so nothing else pays for the JVM.
 
 Quiet: the terminal shows chaoskit's lines only. The JVM (and the Python workers it starts) write
 to the process's Spark log (`log_path()`: CHAOSKIT_SPARK_LOG, or a file in the temporary directory;
@@ -91,11 +92,48 @@ def spark(master: str | None = None) -> Any:
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 
-        with output_to_log():
-            _session = _build(SparkSession.builder.master(want))
-        _session.sparkContext.setLogLevel("WARN")
+        if is_connect(want):  # Spark Connect: a client of a server that runs the driver; no JVM here
+            _session = SparkSession.builder.remote(want).getOrCreate()
+            _session.conf.set("spark.sql.session.timeZone", "UTC")
+        else:
+            with output_to_log():
+                _session = _build(SparkSession.builder.master(want))
+            _session.sparkContext.setLogLevel("WARN")
         _master = want
         return _session
+
+
+def is_connect(master: str | None) -> bool:
+    """A Spark Connect URL (sc://host:port): the session is a client, the driver is the server's."""
+    return bool(master) and master.startswith("sc://")  # type: ignore[union-attr]
+
+
+def driver_memory() -> str:
+    """The local driver's heap (it is the executor too in local mode, and holds the cached history):
+    CHAOSKIT_SPARK_DRIVER_MEMORY, else a quarter of this machine's memory, 2 to 16 GiB."""
+    if os.environ.get("CHAOSKIT_SPARK_DRIVER_MEMORY"):
+        return os.environ["CHAOSKIT_SPARK_DRIVER_MEMORY"]
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return "2g"
+    return f"{min(16, max(2, total // 4 >> 30))}g"
+
+
+def size_shuffles(session: Any, rows: int) -> int:
+    """Shuffle partitions for a history of `rows` rows: one per ROWS_PER_SHUFFLE_PARTITION rows, at
+    least one per core (AQE merges those that come out small). Set on the session before a check."""
+    cores = SHUFFLE_PARTITIONS
+    try:
+        cores = session.sparkContext.defaultParallelism
+    except Exception:  # noqa: BLE001 -- Spark Connect has no SparkContext: keep the default
+        pass
+    n = max(cores, -(-rows // ROWS_PER_SHUFFLE_PARTITION))
+    session.conf.set("spark.sql.shuffle.partitions", str(n))
+    return n
+
+
+ROWS_PER_SHUFFLE_PARTITION = 2_000_000
 
 
 def _build(builder: Any) -> Any:
@@ -104,7 +142,7 @@ def _build(builder: Any) -> Any:
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
             .config("spark.sql.adaptive.enabled", "true")
-            .config("spark.driver.memory", os.environ.get("CHAOSKIT_SPARK_DRIVER_MEMORY", "2g"))
+            .config("spark.driver.memory", driver_memory())
             .config("spark.sql.session.timeZone", "UTC")
             .getOrCreate())
 

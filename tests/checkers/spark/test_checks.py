@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from chaoskit.checkers.compose import run_checks
+from chaoskit.checkers.spark.session import copy_log_since, log_mark
 from chaoskit.history.reader import History
 from chaoskit.history import synthetic
 
@@ -19,7 +20,11 @@ from chaoskit.history import synthetic
 def test_spark_and_local_agree_and_find_exactly_the_plants(spark, plant, tmp_path: Path):
     s = synthetic.generate(seed=21, events=6000, plant=plant)
     path = History(s.ops).to_parquet(tmp_path / "h.parquet")
+    mark = log_mark()
     on_spark = run_checks(History.from_path(path), engine="spark")
+    spark_said = copy_log_since(mark, tmp_path / "spark.log")
+    # one pass over the data: no operator pulls every row into one partition
+    assert spark_said is None or "No Partition Defined" not in spark_said.read_text()
     local = run_checks(s.ops, engine="local")
     assert on_spark.to_json() == local.to_json()
     assert {n: r.counts["anomalies"] for n, r in on_spark.results.items() if r.valid is False} == s.expected

@@ -1,6 +1,6 @@
-"""The checks on a real Spark standalone cluster: a master and one worker started with pyspark's own
-launcher (bin/spark-class) on loopback, `chaoskit check --spark-master spark://...`, the verdict the
-same as in this process. Both are stopped however the test ends."""
+"""The checks on a real Spark cluster: a standalone master and one worker, or a Spark Connect server,
+started with pyspark's own launcher (bin/spark-class) on loopback; `chaoskit check --spark-master
+spark://...` or `sc://...` gives the verdict of this process. They are stopped however the test ends."""
 from __future__ import annotations
 
 import json
@@ -70,6 +70,25 @@ def standalone(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
             _stop(proc)
 
 
+@pytest.fixture
+def connect_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str], Path]]:
+    """A Spark Connect server (its own local[2] driver), as sbin/start-connect-server.sh starts one."""
+    env = {**os.environ, "SPARK_HOME": str(_spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_PYTHON": sys.executable}
+    port, log = free_port(), tmp_path / "connect.log"
+    proc = _start("org.apache.spark.deploy.SparkSubmit", [
+        "--class", "org.apache.spark.sql.connect.service.SparkConnectServer", "--name", "chaoskit-connect",
+        "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.connect.grpc.binding.address=127.0.0.1", "--conf", f"spark.connect.grpc.binding.port={port}",
+        "spark-internal"], log, env)
+    try:
+        wait_for(lambda: port_open("127.0.0.1", port), 120, "the Spark Connect server listening", log,
+                 abort=lambda: _exited(proc))
+        yield f"sc://127.0.0.1:{port}", env, log
+    finally:
+        _stop(proc)
+
+
 def _check(history: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
     out = subprocess.run([str(CHAOSKIT), "check", str(history), "--json", *args], capture_output=True, text=True,
                          timeout=600, env=env)
@@ -87,3 +106,16 @@ def test_the_checks_on_a_standalone_cluster_give_the_verdict_of_this_process(sta
     assert there == here and here["valid"] is False
     assert {n for n, r in here["results"].items() if r["valid"] is False} == {"key-order", "lost-write", "duplicate"}
     assert "Registering app chaoskit-check" in (tmp_path / "master.log").read_text(errors="replace")  # it ran there
+
+
+def test_the_checks_through_spark_connect_give_the_verdict_of_this_process(connect_server, tmp_path: Path):
+    url, env, log = connect_server
+    ops = synthetic.generate(seed=7, events=3000, plant=["poll-skip", "unseen", "inconsistent-offsets"]).ops
+    history = History(ops).to_jsonl(tmp_path / "history.jsonl")
+    here = _check(history, env, "--engine", "local")
+    there = _check(history, env, "--spark-master", url)
+    assert (here.pop("engine"), there.pop("engine")) == ("local", "spark")
+    assert there == here and here["valid"] is False
+    assert {n for n, r in here["results"].items() if r["valid"] is False} == \
+        {"poll-skip", "unseen", "inconsistent-offsets"}
+    assert "SparkConnectExecutionManager" in log.read_text(errors="replace")  # the server ran the plans
