@@ -30,8 +30,9 @@ class Linearizable:
         except ImportError as e:
             return CheckResult.unknown(self.name, f"the linearizability checker is not available ({e})")
         session = None
-        if self.engine == "spark":
-            from chaoskit.checkers.spark.session import spark
+        from chaoskit.checkers.spark.session import is_connect, spark
 
+        # the search runs on executors through the RDD API, which Spark Connect lacks: there, in this process
+        if self.engine == "spark" and not is_connect(self.spark_master):
             session = spark(self.spark_master)
         return check(history.ops, self.model, spark=session, budget_s=self.budget_s)

@@ -26,10 +26,7 @@ ROWS = 250_000
 NAMES = (*COLUMNS, "extra", "pos")
 _INTS = ("index", "time_ns", "partition", "offset", "leader_epoch", "pos")
 _TEXT_JSON = ("value", "node")
-_AS_TEXT = ("process", "key", "error")
 _COLUMN_SET = frozenset(COLUMNS)
-_TEXT_JSON_AT = tuple(COLUMNS.index(n) for n in _TEXT_JSON)
-_AS_TEXT_AT = tuple(COLUMNS.index(n) for n in _AS_TEXT)
 
 
 def arrow_schema() -> Any:
@@ -46,20 +43,19 @@ class _Batch:
         self.ops = 0
 
     def add(self, op: Op) -> None:
-        row = [op.get(name) for name in COLUMNS]
-        for i in _TEXT_JSON_AT:
-            if row[i] is not None:
-                row[i] = value_text(row[i])
-        for i in _AS_TEXT_AT:
-            if row[i] is not None:
-                row[i] = str(row[i])
+        g = op.get  # the hot loop of a conversion: one get per column, no intermediate list
+        process, value, error, key, node = g("process"), g("value"), g("error"), g("key"), g("node")
+        process = None if process is None else str(process)
+        topic, index, time_ns = g("topic"), g("index"), g("time_ns")
         extra = None if _COLUMN_SET.issuperset(op) else \
             json_text({k: v for k, v in op.items() if k not in _COLUMN_SET}, sort=False)
-        self.rows.append((*row, extra, None))
+        self.rows.append((index, time_ns, process, g("type"), g("f"), None if value is None else value_text(value),
+                          None if error is None else str(error), topic, g("partition"),
+                          None if key is None else str(key), g("offset"), g("leader_epoch"),
+                          None if node is None else value_text(node), extra, None))
         self.ops += 1
         records = poll_records(op)
         if records:
-            index, time_ns, process, _type, _f, _value, _error, topic = row[:8]
             self.rows.extend((index, time_ns, process, "ok", "poll", v, None, topic, p, k, o, e, None, None, pos)
                              for pos, (p, o, k, v, e) in enumerate(records))
 
@@ -104,8 +100,10 @@ def convert_jsonl(jsonl: str | Path, path: str | Path, workers: int | None = Non
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        # spawned, not forked: the caller may have threads (a run's) and Arrow's pools, unsafe to fork
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        # forked: a spawned worker would re-run the caller's main script (any script without a main
+        # guard breaks). The child only parses and builds Arrow tables (Arrow re-makes its pools
+        # after a fork); it takes no lock another thread of the caller may hold (it does not log)
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             done = pool.map(_convert_chunk_apart, [(jsonl, *chunk) for chunk in chunks])
             out = _write_tables((_problems_into(problems, *result) for result in done), path)
         return out, problems

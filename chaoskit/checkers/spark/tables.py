@@ -50,7 +50,7 @@ class SparkTables:
                 .withColumn("status", F.element_at(F.array(*map(F.lit, ("ok", "fail", "info"))), F.col("status") + 1)))
         sends = invokes.join(done, ["process", "value"], "left")
         # each value's first delivery: what key-order orders by, and which acked values were read
-        self.first = _first_deliveries(self.deliveries)
+        self.first = _first_deliveries(self.deliveries, self.kept)
         # the sends with their value's first delivery (null: never delivered), joined once for both uses
         self.sends_first = self.kept(sends.join(self.first, ["value"], "left"))
         self.sends = self.sends_first.drop("first")
@@ -103,19 +103,18 @@ class SparkTables:
 POS_BITS = 20  # a poll delivers fewer than 2**20 records; index * 2**20 + pos orders deliveries in a long
 
 
-def _first_deliveries(deliveries: Any) -> Any:
+def _first_deliveries(deliveries: Any, kept: Callable[[Any], Any]) -> Any:
     """(value, first: struct of index, pos, topic, partition) of each delivered value's first delivery.
     Hash aggregates only (a min of anything holding text sorts every row): (index, pos) packed in one
-    long, the partition and the topic's number among the (few) topics taken by it."""
+    long, the partition and the topic's number among the (few, cached) topics taken by it."""
     from pyspark.sql import functions as F
 
-    topics = sorted(r[0] for r in deliveries.select("topic").distinct().collect())
-    names = F.array(*[F.lit(t) for t in topics]) if topics else F.array().cast("array<string>")
+    topics = kept(deliveries.select("topic").distinct().withColumn("topic_id", F.monotonically_increasing_id()))
     at = F.shiftleft(F.col("index"), POS_BITS) + F.col("pos")
-    first = (deliveries.groupBy("value")
+    first = (deliveries.join(F.broadcast(topics), ["topic"]).groupBy("value")
              .agg(F.min(at).alias("at"), F.min_by("partition", at).alias("partition"),
-                  F.min_by(F.array_position(names, F.col("topic")), at).alias("topic_at")))
+                  F.min_by("topic_id", at).alias("topic_id"))
+             .join(F.broadcast(topics), ["topic_id"]))
     return first.select("value", F.struct(F.shiftright("at", POS_BITS).alias("index"),
                                           F.col("at").bitwiseAND((1 << POS_BITS) - 1).alias("pos"),
-                                          F.element_at(names, F.col("topic_at").cast("int")).alias("topic"),
-                                          "partition").alias("first"))
+                                          "topic", "partition").alias("first"))
