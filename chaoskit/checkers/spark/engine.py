@@ -47,4 +47,6 @@ class SparkEngine:
         from chaoskit.checkers.spark import checks as ours
         from chaoskit.checkers.spark import jepsen_checks
 
-        return ours.evaluate({c.name: pick(ours, jepsen_checks, c.function, tables.jepsen)(tables) for c in checks})
+        plans = {c.name: pick(ours, jepsen_checks, c.function, tables.jepsen)(tables) for c in checks}
+        tables.materialize()  # the shared tables, once, before the checks' jobs run at once
+        return ours.evaluate(plans)

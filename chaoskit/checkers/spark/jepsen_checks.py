@@ -17,10 +17,7 @@ _STEP_ORDER = ["index", "partition", "to_offset"]
 
 def _cached(t: SparkTables, name: str, make: Any) -> Any:
     """A frame several plans read, built once per tables and kept until release()."""
-    cache = t.__dict__.setdefault("_jepsen", {})
-    if name not in cache:
-        cache[name] = t.kept(make())
-    return cache[name]
+    return t.shared(name, lambda _t: make())
 
 
 def _groups(t: SparkTables) -> Any:
