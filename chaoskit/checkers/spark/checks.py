@@ -34,7 +34,10 @@ def _found(df: Any, order: list[str], post: Callable[[Row], None] | None = None,
     return Plan(df, order, counts, post)
 
 
-JOBS_AT_ONCE = 4  # checks whose jobs run at once: one plans while another runs (measured: 1M events 29 s -> 23 s)
+# checks whose jobs run at once. 4 was faster (1M events: 29 s -> 23 s) but twice in CI a check
+# read from a shared cached table came out "unknown" (an error) in the Jepsen agreement test: one at
+# a time until that is understood
+JOBS_AT_ONCE = 1
 
 
 def evaluate(plans: dict[str, Plan]) -> dict[str, Found]:
@@ -44,7 +47,7 @@ def evaluate(plans: dict[str, Plan]) -> dict[str, Found]:
     best), never a sort of everything."""
     from concurrent.futures import ThreadPoolExecutor
 
-    if len(plans) <= 1:
+    if len(plans) <= 1 or JOBS_AT_ONCE <= 1:
         return {name: _collect(plan) for name, plan in plans.items()}
     with ThreadPoolExecutor(min(JOBS_AT_ONCE, len(plans)), thread_name_prefix="spark-check") as pool:
         return dict(zip(plans, pool.map(_collect, plans.values())))
