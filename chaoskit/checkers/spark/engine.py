@@ -42,7 +42,7 @@ class SparkEngine:
                 tables.release()
 
     def evaluate(self, checks: Sequence[Check], tables: Any) -> dict[str, Found]:
-        """Every check over the same tables, a job per check, a few at once (spark/checks.py `evaluate`)."""
+        """Every check over the same tables, a job per check (spark/checks.py `evaluate`)."""
         from chaoskit.checkers.local.jepsen_checks import pick
         from chaoskit.checkers.spark import checks as ours
         from chaoskit.checkers.spark import jepsen_checks
