@@ -6,15 +6,29 @@ patched controller refuses the expansion (INVALID_REQUEST), so every broker keep
 coordinator. With the guardrail off the expansion goes through, two brokers restart (and read the
 new count), and the coordinator-probe workload catches their answers disagreeing:
 `coordinator-split`.
+
+The same run also sends, from a stock AdminClient (kafka-python's), one CreatePartitions for a
+mixed batch: the three internal topics and an ordinary one. Patched, each internal topic is refused
+with INVALID_REQUEST while the ordinary topic grows (the batch goes on without them); unpatched,
+all four grow. The brokers are killed and restarted after both admin steps, under the probe's load.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from chaoskit import admin_step, mix
+from chaoskit import Topic, admin_step, mix
+from chaoskit.history.reader import History
+from chaoskit.protocol.topics import COORDINATOR_TOPICS
 
 OFFSETS = "__consumer_offsets"
-GROW_OFFSETS = [admin_step(0.25, "expand", 10, topic=OFFSETS),
+# the internal topics that exist only to be named (no transactions or share groups here) and an ordinary one
+OTHER_INTERNAL = sorted(COORDINATOR_TOPICS - {OFFSETS})
+BATCH_TOPICS = [Topic(name, 2) for name in (*OTHER_INTERNAL, "plain")]
+BATCH = {OFFSETS: 12, **{t.name: 4 for t in BATCH_TOPICS}}
+GROW_OFFSETS = [admin_step(0.2, "expand", 10, topic=OFFSETS),
+                {"at": 0.3, "fault": "expand-batch", "target": "client", "window_s": 0.5, "params": {"topics": BATCH}},
                 {"at": 0.4, "fault": "kill", "target": "broker:1", "window_s": 1.0},
                 {"at": 0.6, "fault": "kill", "target": "broker:2", "window_s": 1.0}]
 
@@ -23,8 +37,19 @@ GROW_OFFSETS = [admin_step(0.25, "expand", 10, topic=OFFSETS),
                    epic="KAFKA-20029", feature="__consumer_offsets expansion and broker restarts", severity="critical",
                    guarantee="kafka-20029-one-coordinator", clients=("probe",))
 def test_one_coordinator_per_group(chaos):
-    result = chaos.run(checks=["coordinator-split"], topics=[],
+    result = chaos.run(checks=["coordinator-split"], topics=BATCH_TOPICS,
                        workload_options={"brokers": 3, "groups": 8, "rate": 10})
-    # patched, the guardrail must refuse the expansion; unpatched, it must go through
-    chaos.expect(result, unpatched={"coordinator-split"}, refused=chaos.pick(patched={"admin"}, unpatched=()),
+    # patched, the guardrail must refuse the expansions; unpatched, they must go through
+    chaos.expect(result, unpatched={"coordinator-split"},
+                 refused=chaos.pick(patched={"admin", "expand-batch"}, unpatched=()),
                  evidence={"coordinator-split": {"answers": 100}})
+    grown = {t for t, outcome in batch_outcomes(result.history).items() if outcome == "ok"}
+    assert grown == chaos.pick(patched={"plain"}, unpatched=set(BATCH)), batch_outcomes(result.history)
+
+
+def batch_outcomes(history: Path) -> dict[str, str]:
+    """Each topic of the stock AdminClient's batch: "ok", or its refusal as recorded."""
+    ops = History.from_path(history).ops
+    return {o["topic"]: "ok" if o["type"] == "ok" else o.get("error", o["type"])
+            for o in ops if o.get("process") == "admin" and o["f"] == "expand" and o["type"] != "invoke"
+            and o.get("value", {}).get("count") == BATCH.get(o.get("topic"))}

@@ -2,7 +2,8 @@
 [orders, __consumer_offsets] grows orders and answers INVALID_REQUEST for the internal topic; the
 controller also undoes an internal topic's new partitions written straight into ZooKeeper; with
 controller.unstable.allow.internal.coordinator.partition.increase=true (controllers restarted,
-as the proposal says an operator must) both grow.
+as the proposal says an operator must) both grow. Stock AdminClients (kafka-python, librdkafka) get
+the same per-topic answers; with two controllers set differently, the active one decides.
 """
 from __future__ import annotations
 
@@ -70,6 +71,36 @@ def test_the_controller_undoes_a_raw_internal_expansion(cluster: LocalCluster, a
     assert "refused" in cluster.active_controller().log_path.read_text()
 
 
+INTERNAL = ("__transaction_state", "__share_group_state")
+
+
+def test_stock_admin_clients_get_invalid_request_and_the_batch_goes_on(cluster: LocalCluster, admin: AdminClient):
+    """KAFKA-20029: existing AdminClients need no change. kafka-python's and librdkafka's
+    CreatePartitions over a mixed batch: INVALID_REQUEST for each internal topic, the other grows."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient as RdAdmin
+    from confluent_kafka.admin import NewPartitions
+    from kafka.admin import KafkaAdminClient
+
+    admin.create_topic("stock", 2, 3)
+    cluster.wait_until_replicated("stock")
+    py = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, client_id="guardrail-test")
+    try:
+        answer = py.create_partitions({"stock": 3, OFFSETS: 10, **{t: 3 for t in INTERNAL}}, raise_errors=False)
+    finally:
+        py.close()
+    codes = {r.name: r.error_code for r in answer.results}
+    assert codes == {"stock": ErrorCode.NONE, OFFSETS: ErrorCode.INVALID_REQUEST,
+                     **{t: ErrorCode.INVALID_REQUEST for t in INTERNAL}}, answer
+    rd = RdAdmin({"bootstrap.servers": cluster.bootstrap_servers})
+    futures = rd.create_partitions([NewPartitions("stock", 4), NewPartitions(OFFSETS, 10)], request_timeout=15)
+    assert futures["stock"].result(timeout=20) is None
+    with pytest.raises(KafkaException) as refused:
+        futures[OFFSETS].result(timeout=20)
+    assert refused.value.args[0].code() == ErrorCode.INVALID_REQUEST and FLAG in refused.value.args[0].str()
+    assert len(admin.topic("stock").partitions) == 4 and len(admin.topic(OFFSETS).partitions) == 5
+
+
 def test_with_the_flag_both_grow(cluster: LocalCluster, admin: AdminClient, kip: Any):
     cluster.spec.controller_config[FLAG] = True
     for controller in cluster.controllers.values():
@@ -84,3 +115,25 @@ def test_with_the_flag_both_grow(cluster: LocalCluster, admin: AdminClient, kip:
     assert results["orders"].ok and results[OFFSETS].ok, results
     assert len(admin.topic("orders").partitions) == 6 and len(admin.topic(OFFSETS).partitions) == 8
     kip.wait_consistent(cluster, OFFSETS)
+
+
+def test_controllers_that_disagree_the_active_one_decides(kip_cluster: Callable[..., LocalCluster]):
+    """The flag is per controller; the brokers hear the active one's (UpdateMetadata), so with two
+    controllers set differently the guardrail follows whichever is active, and flips on failover."""
+    split = kip_cluster(overrides={"controller-1": {FLAG: False}, "controller-2": {FLAG: True}})
+    allows = {1: False, 2: True}
+    with AdminClient(split.bootstrap_servers) as a:
+        admin_ready(split, a)
+
+        def guarded_as(allowed: bool) -> Callable[[], bool]:
+            return lambda: a.create_partitions({OFFSETS: 8}, validate_only=True)[OFFSETS].ok is allowed
+
+        first = split.wait_for_controller(30)
+        wait_for(guarded_as(allows[first]), 30, f"brokers guard as controller-{first} says",
+                 split.controllers[first].log_path)
+        split.controllers[first].kill()
+        second = wait_for(lambda: (c := split.view.controller()) not in (None, first) and c, 30,
+                          "the other controller took over", split.controllers[3 - first].log_path)
+        wait_for(guarded_as(allows[second]), 30, f"brokers guard as controller-{second} says",
+                 split.controllers[second].log_path)
+        assert allows[second] is not allows[first]
