@@ -110,7 +110,7 @@ class OrderedConsumer:
                  rebalance_timeout_ms: int = 30_000, metadata_max_age_s: float = 2.0, fetch_max_wait_ms: int = 100,
                  max_partition_fetch_bytes: int = 1 << 20, request_timeout_ms: int = 10_000,
                  max_poll_records: int = 500, truncation_policy: str | None = None,
-                 mutations: Iterable[str] = ()) -> None:
+                 partition_assignor: assignor.Assignor | None = None, mutations: Iterable[str] = ()) -> None:
         if auto_offset_reset not in RESET_POLICIES:
             raise ValueError(f"auto_offset_reset must be one of {', '.join(RESET_POLICIES)}, got {auto_offset_reset!r}")
         if heartbeat_interval_ms * 3 > session_timeout_ms:
@@ -132,8 +132,9 @@ class OrderedConsumer:
         self.events = EventHooks()
         # elements of the proposals turned off, for `chaoskit mutate` only (chaoskit.protocol.mutations)
         self.mutations = checked(mutations, CLIENT)
-        self.member = GroupMember(self.view, self.events, group_id, session_timeout_ms, rebalance_timeout_ms) \
-            if group_id is not None else None
+        self.partition_assignor = partition_assignor  # KIP-253 6: the user's, applied to each list apart
+        self.member = GroupMember(self.view, self.events, group_id, session_timeout_ms, rebalance_timeout_ms,
+                                  assignor.protocol_name(partition_assignor)) if group_id is not None else None
         self.topics: list[str] = []
         self.listener: ConsumerRebalanceListener | None = None
         self.key_listener: PartitionKeyRebalanceListener | None = None
@@ -274,7 +275,7 @@ class OrderedConsumer:
             live = {p: i for p, i in info.partitions.items() if i.mode != PartitionMode.NONE}
             split[t] = ([p for p, i in live.items() if i.mode == PartitionMode.READ_WRITE],
                         [p for p, i in live.items() if i.mode == PartitionMode.READ_ONLY])
-        return assignor.assign(members, split)
+        return assignor.assign(members, split, self.partition_assignor)
 
     def _rejoin(self) -> None:
         assert self.member is not None

@@ -52,8 +52,8 @@ Assign = Callable[[dict[str, list[str]]], dict[str, list[tuple[str, int]]]]
 
 class GroupMember:
     def __init__(self, view: ClusterView, events: EventHooks, group_id: str, session_timeout_ms: int,
-                 rebalance_timeout_ms: int) -> None:
-        self.view, self.events, self.group_id = view, events, group_id
+                 rebalance_timeout_ms: int, protocol: str = PROTOCOL_NAME) -> None:
+        self.view, self.events, self.group_id, self.protocol = view, events, group_id, protocol
         self.session_timeout_ms, self.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
         self.coordinator: int | None = None
         self.member_id, self.generation = "", -1
@@ -98,7 +98,7 @@ class GroupMember:
             request = JoinGroupRequest(group_id=self.group_id, session_timeout_ms=self.session_timeout_ms,
                                        rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=self.member_id,
                                        group_instance_id=None, protocol_type="consumer",
-                                       protocols=[P(name=PROTOCOL_NAME, metadata=bytes(subscription))], reason=None)
+                                       protocols=[P(name=self.protocol, metadata=bytes(subscription))], reason=None)
             try:
                 response = self._call(request, 5, "JoinGroup", timeout=self.rebalance_timeout_ms / 1000 + 10,
                                       allow=frozenset({ErrorCode.MEMBER_ID_REQUIRED}))

@@ -4,13 +4,18 @@ never a ReadOnly or None partition (KIP-694).
 A topic without the KIP counts (an unpatched cluster, or `enable.ordered.delivery` false as the
 broker reports it with no counts) falls back to the stock rule: keyed records by murmur2 modulo
 the partition count, unkeyed round-robin.
+
+KIP-253 places unkeyed records by linear hashing too. With no key to hash, the hash is the
+producer's running count of unkeyed records: they spread over the undeleted partitions as linear
+hashing weighs them (a bucket not yet split takes the share of two) and never land on a
+partition the layout has not reached; one that is not ReadWrite is passed over for the next.
 """
 from __future__ import annotations
 
 import itertools
 
 from chaoskit.client.admin import TopicInfo
-from chaoskit.client.linear_hash import linear_partition, modulo_partition
+from chaoskit.client.linear_hash import linear_partition, modulo_partition, partition_for_hash
 from chaoskit.protocol.extensions import PartitionMode
 
 
@@ -41,7 +46,7 @@ class Router:
         if not choices:
             raise NoWritablePartition(f"topic {info.name!r} has no ReadWrite partition in the client's metadata")
         if key is None:
-            return choices[next(self._round_robin) % len(choices)]
+            return self._unkeyed(info, choices)
         if ordered(info) and self.linear_hashing:
             p = linear_partition(key, info.initial_partition_count, info.undeleted_partition_count)
         elif ordered(info):
@@ -51,3 +56,13 @@ class Router:
         if p not in choices:
             raise NoWritablePartition(f"{info.name}-{p} (for key {key!r}) is not ReadWrite in the client's metadata")
         return p
+
+    def _unkeyed(self, info: TopicInfo, choices: list[int]) -> int:
+        if not (ordered(info) and self.linear_hashing):
+            return choices[next(self._round_robin) % len(choices)]
+        allowed = set(choices)
+        for _ in range(2 * info.undeleted_partition_count):  # every partition of the layout comes up within that
+            p = partition_for_hash(next(self._round_robin), info.initial_partition_count, info.undeleted_partition_count)
+            if p in allowed:
+                return p
+        return choices[0]

@@ -65,6 +65,53 @@ def test_assignor_balances_undeleted_and_marked_separately():
     assert assign({"a": ["other"]}, {"t": ([0], [])}) == {"a": []}
 
 
+def _range(subscriptions, partitions):
+    """A user's assignor: each topic's partitions in contiguous runs over the sorted members."""
+    out = {m: [] for m in subscriptions}
+    for topic, ps in partitions.items():
+        members = sorted(m for m, ts in subscriptions.items() if topic in ts)
+        for i, p in enumerate(ps):
+            out[members[i * len(members) // len(ps)]].append((topic, p))
+    return out
+
+
+def test_the_users_assignor_is_applied_to_each_list_apart():
+    lists = {"t": ([0, 1, 2, 3], [4, 5])}
+    # on the whole list the range would give a: 0-2, b: 3-5; apart, each member gets its share of each
+    assert assign({"a": ["t"], "b": ["t"]}, lists, _range) == {"a": [("t", 0), ("t", 1), ("t", 4)],
+                                                                 "b": [("t", 2), ("t", 3), ("t", 5)]}
+    with pytest.raises(ValueError, match="exactly once"):
+        assign({"a": ["t"]}, lists, lambda subs, parts: {"a": [("t", 0)]})
+    with pytest.raises(ValueError, match="subscribed"):
+        assign({"a": ["t"], "b": ["u"]}, lists, lambda subs, parts: {"b": [("t", p) for p in parts["t"]]})
+
+
+def test_a_group_uses_the_users_assignor_on_a_shrunk_topic(cluster: Any, admin: Any, new_topic: Any):
+    """KIP-253 6 on a real coordinator: the leader calls the user's assignor once for the undeleted
+    partitions and once for those marked for deletion, and the member gets what it gave."""
+    topic = new_topic(4)
+    admin.expand(topic, 6)
+    admin.shrink(topic, 4, 600_000)  # partitions 4 and 5 stay marked (the delay outlasts the test)
+    calls = []
+
+    def mine(subscriptions, partitions):
+        calls.append({t: list(ps) for t, ps in partitions.items()})
+        return {m: [(t, p) for t, ps in partitions.items() for p in ps] for m in sorted(subscriptions)[:1]}
+    mine.name = "mine"
+    consumer = OrderedConsumer(cluster.bootstrap_servers, group_id=f"g-{topic}", heartbeat_interval_ms=200,
+                               partition_assignor=mine)
+    consumer.subscribe([topic])
+    try:
+        deadline = time.monotonic() + 30
+        while not consumer.assignment() and time.monotonic() < deadline:
+            consumer.poll(100)
+        assert consumer.member.protocol == "kip253-mine"
+        assert {(tp.topic, tp.partition) for tp in consumer.assignment()} == {(topic, p) for p in range(6)}
+    finally:
+        consumer.close()
+    assert calls[:2] == [{topic: [0, 1, 2, 3]}, {topic: [4, 5]}]
+
+
 def test_bad_settings_are_refused_with_a_hint():
     with pytest.raises(ValueError, match="auto_offset_reset"):
         OrderedConsumer("127.0.0.1:1", auto_offset_reset="smallest")

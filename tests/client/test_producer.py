@@ -73,6 +73,18 @@ def test_never_writes_to_partitions_marked_for_deletion(cluster: Any, admin: Any
     assert parts <= {0, 1, 2, 3} and unkeyed == {0, 1, 2, 3}
 
 
+def test_unkeyed_records_are_placed_by_linear_hashing(cluster: Any, admin: Any, new_topic: Any):
+    """KIP-253 places unkeyed records by linear hashing too: after 2 -> 3 partitions bucket 0 is split
+    (0 and 2 take a quarter each) while 1, not yet split, takes half; round-robin would give thirds."""
+    from collections import Counter
+
+    topic = new_topic(2)
+    admin.expand(topic, 3)
+    with OrderedProducer(cluster.bootstrap_servers) as producer:
+        placed = Counter(producer.send(topic, None, b"x").partition for _ in range(40))
+    assert placed == {0: 10, 1: 20, 2: 10}
+
+
 def test_bad_settings_are_refused_with_a_hint():
     import pytest
     with pytest.raises(ValueError, match="acks"):
