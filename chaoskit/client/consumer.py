@@ -141,6 +141,7 @@ class OrderedConsumer:
         self.parts: dict[tuple[str, int], _Partition] = {}
         self.group_positions: dict[tuple[str, int], int] = {}
         self._asked: set[tuple[str, int]] = set()   # own partitions another member waits on
+        self._reported_to = 0  # the member's `finds` when positions were last reported (a coordinator found anew has none)
         self._need_rejoin = False
         self._joined_shape: dict[str, tuple[Any, ...]] = {}
         self._next_heartbeat = 0.0
@@ -506,6 +507,12 @@ class OrderedConsumer:
     def _exchange_positions(self) -> None:
         """KIP-253 step 7: report what others wait on when the condition holds, ask for ours."""
         assert self.member is not None
+        if self.member.finds != self._reported_to:
+            # the coordinator keeps reported positions in memory: one found anew (moved, or restarted)
+            # has none, and a waiter would wait for a report the condition below no longer calls for
+            for state in self.parts.values():
+                state.reported_position = None
+            self._reported_to = self.member.finds
         reports = {}
         for tp in sorted(self._asked):
             state = self.parts.get(tp)

@@ -56,6 +56,7 @@ class GroupMember:
         self.view, self.events, self.group_id, self.protocol = view, events, group_id, protocol
         self.session_timeout_ms, self.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
         self.coordinator: int | None = None
+        self.finds = 0  # FindCoordinator answers so far: a new one may be another broker, or one restarted
         self.member_id, self.generation = "", -1
 
     # --- coordinator -----------------------------------------------------------------------
@@ -81,7 +82,7 @@ class GroupMember:
         response = self.view.admin.request(request, 3)
         if response.error_code != ErrorCode.NONE:
             raise GroupError(f"FindCoordinator for group {self.group_id!r}", response.error_code)
-        self.coordinator = response.node_id
+        self.coordinator, self.finds = response.node_id, self.finds + 1
         self.view.admin._brokers[response.node_id] = (response.host, response.port)
         offsets = self.view.topics.get(OFFSETS_TOPIC) or self.view.refresh([OFFSETS_TOPIC]).get(OFFSETS_TOPIC)
         partition = partition_for(self.group_id, len(offsets.partitions)) if offsets and offsets.partitions else None

@@ -112,6 +112,32 @@ def test_a_group_uses_the_users_assignor_on_a_shrunk_topic(cluster: Any, admin: 
     assert calls[:2] == [{topic: [0, 1, 2, 3]}, {topic: [4, 5]}]
 
 
+def test_positions_are_reported_again_to_a_coordinator_found_anew():
+    """KIP-253 7: the coordinator keeps reported positions in memory. After it moves (or restarts) the
+    owner reports again though its position did not change; else a waiter would wait for good."""
+    from chaoskit.client.consumer import _Partition
+
+    class Member:  # the coordinator's side of the exchange, recorded
+        finds = 1
+
+        def __init__(self) -> None:
+            self.reports: list[dict] = []
+
+        def exchange_positions(self, reports, waits):
+            self.reports.append(dict(reports))
+            return {}, {("t", 0)}  # another member waits on t-0
+
+    consumer = OrderedConsumer("127.0.0.1:1", group_id="g")
+    consumer.member = member = Member()
+    consumer.parts = {("t", 0): _Partition(position=10, hw=10)}
+    for _ in range(3):
+        consumer._exchange_positions()
+    member.finds = 2  # FindCoordinator answered again: the board there is empty
+    consumer._exchange_positions()
+    consumer._exchange_positions()
+    assert member.reports == [{}, {("t", 0): 10}, {}, {("t", 0): 10}, {}]
+
+
 def test_bad_settings_are_refused_with_a_hint():
     with pytest.raises(ValueError, match="auto_offset_reset"):
         OrderedConsumer("127.0.0.1:1", auto_offset_reset="smallest")
