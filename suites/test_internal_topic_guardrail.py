@@ -10,7 +10,9 @@ new count), and the coordinator-probe workload catches their answers disagreeing
 The same run also sends, from a stock AdminClient (kafka-python's), one CreatePartitions for a
 mixed batch: the three internal topics and an ordinary one. Patched, each internal topic is refused
 with INVALID_REQUEST while the ordinary topic grows (the batch goes on without them); unpatched,
-all four grow. The brokers are killed and restarted after both admin steps, under the probe's load.
+all four grow. The active controller is killed as the first admin step starts (the brokers keep
+the flag the last controller sent them; the next one sends its own), and the brokers are killed and
+restarted after both admin steps, under the probe's load.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from chaoskit import Topic, admin_step, mix
+from chaoskit.run.mixes import controller_failover
 from chaoskit.history.reader import History
 from chaoskit.protocol.topics import COORDINATOR_TOPICS
 
@@ -27,7 +30,7 @@ OFFSETS = "__consumer_offsets"
 OTHER_INTERNAL = sorted(COORDINATOR_TOPICS - {OFFSETS})
 BATCH_TOPICS = [Topic(name, 2) for name in (*OTHER_INTERNAL, "plain")]
 BATCH = {OFFSETS: 12, **{t.name: 4 for t in BATCH_TOPICS}}
-GROW_OFFSETS = [admin_step(0.2, "expand", 10, topic=OFFSETS),
+GROW_OFFSETS = [admin_step(0.2, "expand", 10, topic=OFFSETS), controller_failover(0.2),
                 {"at": 0.3, "fault": "expand-batch", "target": "client", "window_s": 0.5, "params": {"topics": BATCH}},
                 {"at": 0.4, "fault": "kill", "target": "broker:1", "window_s": 1.0},
                 {"at": 0.6, "fault": "kill", "target": "broker:2", "window_s": 1.0}]

@@ -1,5 +1,8 @@
 """KIP-253: deleting partitions (the undeleted count lowered; marked partitions drain, then go)
-keeps every acknowledged record and per-key order, under leader isolation and broker kills. The
+keeps every acknowledged record and per-key order, under leader isolation, broker kills and
+controller failover (the active controller killed as the topic grows, paused as the shrink marks
+partitions, cut off past its ZooKeeper session there in the long run, and killed again while
+drained partitions are removed). The
 consumer group joins late, so a backlog waits for it. Without KIP-253 (deletion by KIP-694's timer
 alone with a delay of 0, ordered delivery off, a stock client) the marked partitions go at once
 with records the group has not read: caught as `unseen` acknowledged writes.
@@ -9,18 +12,26 @@ from __future__ import annotations
 import pytest
 
 from chaoskit import Topic, admin_step, mix
-from chaoskit.run.mixes import BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC
+from chaoskit.run.mixes import (BROKER_KILLS, CONTROLLER_FAULTS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC,
+                                combine, controller_failover)
 
 # created with 4: KIP-253 never goes below the initial count, so the topic grows to 8 first; then
 # partitions 6 and 7 are deleted (patched: marked, drained, then gone) once one of them holds
 # acknowledged records (producers held up at an isolated leader may not have reached them yet):
 # at 30% of the run plus at most 6 s, still before the group joins at 70%
 SHRINK = [admin_step(0.1, "expand", 8), admin_step(0.3, "shrink", 6, written_within_s=6)]
+# the controller fails while each step is carried out: growth, marking, removal once drained (the
+# group joins at 70%). In the short run the marking gets a pause: a failover there (4 s until the
+# session expires) would hold the unpatched side's immediate removal until the group had read the
+# partitions, and nothing would be lost to catch; the long run has the room for a real one
+FAILOVER = [controller_failover(0.1), controller_failover(0.3, "pause"), controller_failover(0.8)]
+FAILOVER_LONG = [controller_failover(0.1), controller_failover(0.3, "partition"), controller_failover(0.8)]
 
 
 def at_once(steps: list) -> list:
     """The unpatched side's deletions: KIP-694's timer with a delay of 0."""
-    return [{**s, "params": {**s["params"], "delay_ms": 0}} if s["params"]["op"] == "shrink" else s for s in steps]
+    return [{**s, "params": {**s["params"], "delay_ms": 0}} if s.get("params", {}).get("op") == "shrink" else s
+            for s in steps]
 
 
 # the unpatched side of deletion: KIP-694's removal without KIP-253's ordering
@@ -42,16 +53,17 @@ def _run(chaos, keys: int, producers: int):
                      client_options={**SMALL_POLLS, "send_timeout_s": chaos.pick(patched=30, unpatched=10)})
 
 
-@pytest.mark.chaos(faults=mix(SHRINK, LEADER_ISOLATION), workload="keyed-sequences", duration=16,
-                   epic="KIP-253", feature="deletion under leader isolation", severity="critical",
+@pytest.mark.chaos(faults=mix(SHRINK + FAILOVER, LEADER_ISOLATION), workload="keyed-sequences", duration=16,
+                   epic="KIP-253", feature="deletion under leader isolation and controller failover", severity="critical",
                    guarantee="kip253-key-order")
 def test_key_order_across_deletion(chaos):
     chaos.expect(_run(chaos, 60, 3), unpatched={"unseen"}, evidence=EVIDENCE)
 
 
 @pytest.mark.nightly
-@pytest.mark.chaos(faults=mix(SHRINK + [admin_step(0.6, "shrink", 4)], {**LEADER_ISOLATION, **BROKER_KILLS}),
+@pytest.mark.chaos(faults=mix(SHRINK + FAILOVER_LONG + [admin_step(0.6, "shrink", 4)],
+                              combine(LEADER_ISOLATION, BROKER_KILLS, CONTROLLER_FAULTS)),
                    workload="keyed-sequences", duration=120, epic="KIP-253", guarantee="kip253-key-order",
-                   feature="deletion under isolation and kills", severity="critical")
+                   feature="deletion under isolation, broker kills and controller faults", severity="critical")
 def test_key_order_across_deletion_long(chaos):
     chaos.expect(_run(chaos, 200, 4), unpatched={"unseen"}, evidence=EVIDENCE)
