@@ -23,7 +23,7 @@ from chaoskit.cluster.spec import ClusterSpec
 
 # quick failure detection for tests: ZooKeeper sessions of 4 s, ISR shrink after 3 s
 FAST_BROKER = {"zookeeper.session.timeout.ms": 4000, "replica.lag.time.max.ms": 3000,
-               "replica.fetch.wait.max.ms": 200}
+               "replica.fetch.wait.max.ms": 200, "log.retention.check.interval.ms": 500}
 FAST_CONTROLLER = {"zookeeper.session.timeout.ms": 4000, "controller.request.timeout.ms": 2000}
 PROXY_SEED = 20240
 

@@ -40,6 +40,8 @@ SPEC: Spec = {
     "delete.topic.partition.interval.delay.ms":
         ("delete_topic_partition_interval_delay_ms", parse_int(0, MAX_MS), 60000),
     "log.segment.bytes": ("log_segment_bytes", parse_int(1024), 16777216),
+    "log.retention.ms": ("log_retention_ms", parse_int(-1, 2**63 - 1), 604800000),
+    "log.retention.check.interval.ms": ("log_retention_check_interval_ms", parse_int(1, MAX_MS), 300000),
     "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", parse_int(0, MAX_MS), 0),
     "mutations": ("mutations", parse_names(mutation_names(BROKER), "mutation"), frozenset()),
     "request.log.path": ("request_log_path", parse_str, None),
@@ -71,6 +73,8 @@ class BrokerConfig:
     delete_topic_partition_enable: bool = True
     delete_topic_partition_interval_delay_ms: int = 60000
     log_segment_bytes: int = 16777216
+    log_retention_ms: int = 604800000  # a topic's retention.ms overrides it; -1 keeps everything
+    log_retention_check_interval_ms: int = 300000
     group_initial_rebalance_delay_ms: int = 0
     mutations: frozenset[str] = frozenset()  # elements turned off for `chaoskit mutate` (protocol/mutations.py)
     request_log_path: str | None = None  # one line per client request and its errors (broker/request_log.py)

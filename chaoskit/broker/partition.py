@@ -216,6 +216,16 @@ class Partition:
         self._rebuild_producer_state()
         self.changed.fire()
 
+    def apply_retention(self, now_ms: int, retention_ms: int) -> bool:
+        """`retention.ms` on the leader (-1: keep everything); followers take the leader's log start
+        from their fetches. True when records went."""
+        if retention_ms < 0 or not self.is_leader:
+            return False
+        if not self.log.delete_segments_older_than(now_ms - retention_ms, self.high_watermark):
+            return False
+        self.changed.fire()
+        return True
+
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords on the leader: -1 means the high watermark; the new log start."""
         self.require_leader()

@@ -14,6 +14,7 @@ import inspect
 import logging
 import re
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ class ReplicaManager:
         self.log_dir = Path(config.log_dir)
         self.partitions: dict[TopicPartition, Partition] = {}
         self.topic_configs: dict[str, dict[str, str]] = {}
+        self._next_retention_ms = 0
         self.leader_addresses: dict[int, tuple[str, int]] = {}
         self.fetchers = FetcherManager(self.broker_id, config.replica_fetch_wait_max_ms,
                                        config.replica_fetch_max_bytes, self._address_of)
@@ -276,11 +278,25 @@ class ReplicaManager:
             await asyncio.sleep(period)  # a schedule, not a wait on a condition
             try:
                 self.shrink_isrs()
+                self.apply_retention()
                 self.checkpoint_high_watermarks()
                 if self._configs_pending and self.zk is not None and self.zk.connected:
                     await self._load_topic_configs(set())
             except Exception:
                 log.exception("replica maintenance failed; continuing")
+
+    def apply_retention(self, now_ms: int | None = None) -> None:
+        """Time-based retention on the partitions this broker leads, every
+        log.retention.check.interval.ms: each topic's retention.ms, else log.retention.ms."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        if now_ms < self._next_retention_ms:
+            return
+        self._next_retention_ms = now_ms + self.config.log_retention_check_interval_ms
+        for (topic, index), p in list(self.partitions.items()):
+            configured = self.topic_configs.get(topic, {}).get("retention.ms")
+            retention_ms = int(configured) if configured is not None else self.config.log_retention_ms
+            if p.apply_retention(now_ms, retention_ms):
+                log.info("%s-%d: retention.ms %d: log start now %d", topic, index, retention_ms, p.log_start_offset)
 
     def checkpoint_high_watermarks(self) -> None:
         current = {k: p.high_watermark for k, p in self.partitions.items()}

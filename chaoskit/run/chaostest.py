@@ -24,7 +24,7 @@ VERSION_KEY = "chaoskit_version"  # in test.json: which chaoskit wrote it (a rep
 
 # quick failure detection: a chaos run lasts a minute, not an hour
 FAST_BROKER = {"zookeeper.session.timeout.ms": 4000, "replica.lag.time.max.ms": 3000,
-               "replica.fetch.wait.max.ms": 200}
+               "replica.fetch.wait.max.ms": 200, "log.retention.check.interval.ms": 1000}
 FAST_CONTROLLER = {"zookeeper.session.timeout.ms": 4000, "controller.request.timeout.ms": 2000,
                    "delete.topic.partition.interval.delay.ms": 1000}
 

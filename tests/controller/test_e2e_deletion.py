@@ -2,8 +2,8 @@
 
 Shrinking 8 -> 6 marks 6 and 7 (ReadOnly, leaderEpochBeforeDeletion), bumps the undeleted
 partitions, refuses new writes to the marked ones and an expansion of the topic; each marked
-partition goes (from Metadata, ZooKeeper and every disk) once it is empty, here after DeleteRecords,
-and then the topic can grow again. With a delay (KIP-694) the partitions go after it, data or not;
+partition goes (from Metadata, ZooKeeper and every disk) once it is empty, after DeleteRecords or
+when time-based retention (`retention.ms`) expired its records, and then the topic can grow again. With a delay (KIP-694) the partitions go after it, data or not;
 StopReplica(delete) is retried until every replica has answered, so a dead replica holds the
 removal up until it comes back and deletes its copy too.
 """
@@ -73,6 +73,28 @@ def gone(cluster: LocalCluster, admin: AdminClient, kip: Any, topic: str, partit
     znode = kip.znode(cluster, topic)
     return (partition not in znode.partitions and partition not in kip.state_znodes(cluster, topic)
             and not kip.directories(cluster, topic, partition))
+
+
+def test_kip253_marked_partitions_drained_by_retention_go_and_the_topic_grows_again(
+        cluster: LocalCluster, admin: AdminClient, kip: Any):
+    """KIP-253 step 8: a marked partition goes once empty, "by retention" too. With retention.ms
+    3000 the records of every partition expire; the marked ones, holding data until then, are
+    removed (StopReplica deletes their copies) and the topic grows again. Row 4 of the audit."""
+    topic = "retained"
+    admin.create_topic(topic, 2, 3, config={"retention.ms": "3000"})
+    cluster.wait_until_replicated(topic)
+    admin.expand(topic, 4)
+    kip.wait_consistent(cluster, topic)
+    for p in range(4):
+        assert kip.produce(cluster, admin, topic, p, [b"%d-%d" % (p, i) for i in range(3)]).error_code == 0
+    assert admin.shrink(topic, 2) == {2: PartitionMode.READ_ONLY, 3: PartitionMode.READ_ONLY}
+    assert read_all(cluster, topic, 3) == [b"3-0", b"3-1", b"3-2"]  # held until retention takes them
+    assert set(kip.directories(cluster, topic, 3)) == {"broker-1", "broker-2", "broker-3"}
+    wait_for(lambda: gone(cluster, admin, kip, topic, 2) and gone(cluster, admin, kip, topic, 3), 40,
+             "partitions 2 and 3 emptied by retention and removed", cluster.active_controller().log_path)
+    assert read_all(cluster, topic, 0) == []  # the undeleted partitions' records expired too, as Kafka's do
+    regrown = admin.expand(topic, 4)
+    assert (regrown.undeleted_partition_count, sorted(regrown.partitions)) == (4, [0, 1, 2, 3])
 
 
 def test_kip253_shrink_8_to_6_then_drain_then_grow(cluster: LocalCluster, admin: AdminClient, kip: Any):

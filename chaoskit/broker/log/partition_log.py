@@ -255,6 +255,24 @@ class PartitionLog:
             gone.delete()
         self.epochs.truncate_from_start(offset)
 
+    def delete_segments_older_than(self, cutoff_ms: int, up_to: int) -> bool:
+        """Time-based retention (`retention.ms`): the leading segments whose newest record is older
+        than `cutoff_ms` go, as Kafka deletes them, never past `up_to` (the high watermark: a segment
+        goes only when all it holds is below it); the active segment too, leaving the log empty at
+        its end. True when the log start moved."""
+        start = self.log_start_offset
+        for i, segment in enumerate(self._segments):
+            end = self._segments[i + 1].base_offset if i + 1 < len(self._segments) else self.log_end_offset
+            if segment.size == 0 or not 0 <= segment.max_timestamp < cutoff_ms or end > up_to:
+                break
+            start = end
+        if start <= self.log_start_offset:
+            return False
+        if start == self.log_end_offset:
+            self._roll(start)  # as Kafka: a fresh active segment, so the expired one goes with the rest
+        self.delete_records_before(start)
+        return True
+
     def _set_log_start(self, offset: int) -> None:
         self._log_start_offset = offset
         write_atomically(self.dir / LOG_START_CHECKPOINT, f"{offset}\n", self.fsync)

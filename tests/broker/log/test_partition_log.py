@@ -157,6 +157,21 @@ def test_offset_for_timestamp(tmp_path: Path):
         assert log.offset_for_timestamp(3000) is None
 
 
+def test_retention_drops_expired_segments_up_to_the_high_watermark_then_the_active_one(tmp_path: Path):
+    one = len(batch(2, ts=1000))
+    with PartitionLog(tmp_path, segment_bytes=2 * one) as log:
+        for ts in (1000, 1000, 2000, 2000, 3000):  # segments [0-3] at 1000, [4-7] at 2000, [8-9] at 3000 (active)
+            log.append_as_leader(batch(2, ts=ts), leader_epoch=0)
+        assert not log.delete_segments_older_than(1000, up_to=10)  # nothing older than 1000
+        assert not log.delete_segments_older_than(2500, up_to=3)  # expired, but above the high watermark
+        assert log.delete_segments_older_than(2500, up_to=10) and log.log_start_offset == 8
+        assert log.delete_segments_older_than(3001, up_to=10)  # the active segment too: the log is empty
+        assert (log.log_start_offset, log.log_end_offset) == (10, 10)
+        assert not log.delete_segments_older_than(10_000, up_to=10)  # nothing left to expire
+        log.append_as_leader(batch(1, ts=-1), leader_epoch=0)
+        assert not log.delete_segments_older_than(10_000, up_to=11)  # no timestamp: kept
+
+
 def test_without_fsync_data_still_reaches_the_files(tmp_path: Path):
     with PartitionLog(tmp_path, fsync=False) as log:
         log.append_as_leader(batch(2), leader_epoch=0)
