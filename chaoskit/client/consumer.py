@@ -347,7 +347,7 @@ class OrderedConsumer:
             if got.error_code not in _LEADER_MOVED or time.monotonic() >= deadline:
                 raise WireError(f"ListOffsets {topic}-{partition}: {error_name(got.error_code)}")
             time.sleep(0.1)  # the leader (or our metadata) is catching up with the other
-            self._refresh_metadata(force=True)
+            self._refresh_metadata(force=True, also=[topic])  # (being assigned, it is not in self.parts yet)
 
     def _refused(self, topic: str, partition: int, request: str, code: int, epoch: int) -> None:
         """A leader refused our leader epoch (KIP-320): an event, for the histories."""
@@ -403,8 +403,8 @@ class OrderedConsumer:
         except WireError as e:
             log.info("metadata refresh failed: %s", e)
 
-    def _refresh_metadata(self, force: bool) -> None:
-        topics = sorted({t for t, _ in self.parts} | set(self.topics))
+    def _refresh_metadata(self, force: bool, also: Iterable[str] = ()) -> None:
+        topics = sorted({t for t, _ in self.parts} | set(self.topics) | set(also))
         if not topics:
             return
         frozen = self.view.frozen
