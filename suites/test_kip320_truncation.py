@@ -127,8 +127,8 @@ def test_lagging_consumers_read_the_new_log_in_order(chaos):
 
 # a follower of orders/0 dies while the controller cannot reach orders/0's leader: the controller
 # drops the follower from the ISR at a new leader epoch, which every broker but the leader learns
-BEHIND = [{"at": 0.2, "fault": "stale-metadata", "target": f"leader-of:{TOPIC}/0", "window_s": 8.0},
-          {"at": 0.3, "fault": "kill", "target": f"follower-of:{TOPIC}/0", "window_s": 3.0}]
+BEHIND = [{"at": 0.2, "fault": "stale-metadata", "target": f"leader-of:{TOPIC}/0", "window_s": 14.0},
+          {"at": 0.3, "fault": "kill", "target": f"follower-of:{TOPIC}/0", "window_s": 6.0}]
 
 
 @pytest.mark.nightly

@@ -150,6 +150,7 @@ class OrderedConsumer:
         self._next_heartbeat = 0.0
         self._closed = False
         self.refusals: dict[int, int] = {}  # error code -> how often a Fetch partition was refused
+        self._last_refusal: dict[tuple[str, int], tuple[str, int, int]] = {}  # the last epoch-refused event
         self._pool: ThreadPoolExecutor | None = None  # fetches to several leaders at once
 
     # --- public API ------------------------------------------------------------------------
@@ -350,8 +351,11 @@ class OrderedConsumer:
             self._refresh_metadata(force=True, also=[topic])  # (being assigned, it is not in self.parts yet)
 
     def _refused(self, topic: str, partition: int, request: str, code: int, epoch: int) -> None:
-        """A leader refused our leader epoch (KIP-320): an event, for the histories."""
-        if code in _EPOCH_REFUSED:
+        """A leader refused our leader epoch (KIP-320): an event, for the histories; once per
+        request, error and epoch in a row (the consumer asks again every round until it may)."""
+        refusal = (request, code, epoch)
+        if code in _EPOCH_REFUSED and self._last_refusal.get((topic, partition)) != refusal:
+            self._last_refusal[(topic, partition)] = refusal
             self.events.emit({"f": "epoch-refused", "type": "ok", "topic": topic, "partition": partition,
                               "value": {"request": request, "error": error_name(code), "current_leader_epoch": epoch}})
 

@@ -117,7 +117,7 @@ def test_the_ordered_consumer_asks_at_its_metadata_epoch_and_retries_the_epoch_e
     if fencing:
         with consumer(lambda: None) as c, pytest.raises(WireError, match="UNKNOWN_LEADER_EPOCH"):
             c.assign([key])
-        assert set(refused) == {("ListOffsets", "UNKNOWN_LEADER_EPOCH")} and len(refused) > 1
+        assert refused == [("ListOffsets", "UNKNOWN_LEADER_EPOCH")]  # asked again and again, reported once
         refused.clear()
     # ... and answered once it has
     with consumer(lambda: controller.leader_and_isr(1, [key])) as c:
