@@ -179,6 +179,12 @@ class OrderedConsumer:
     def position(self, tp: TopicPartition | tuple[str, int]) -> int:
         return self.parts[(tp[0], tp[1])].position
 
+    def next_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        """KIP-320's ConsumerRecords.nextOffsets(), asked of the consumer (poll returns a list): each
+        assigned partition's position with the epoch of the record before it, what an application
+        that keeps its offsets elsewhere stores and later passes to `seek`."""
+        return {TopicPartition(t, p): OffsetAndMetadata(s.position, "", s.last_epoch) for (t, p), s in self.parts.items()}
+
     def seek(self, tp: TopicPartition | tuple[str, int], offset: int | OffsetAndMetadata,
              leader_epoch: int | None = None) -> None:
         """Go to `offset` (no remote call). With a leader epoch (KIP-320: `leader_epoch`, or an

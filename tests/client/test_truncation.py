@@ -107,6 +107,7 @@ def diverged(make_cluster: Callable[..., LocalCluster]) -> dict[str, Any]:
     strict.events.subscribe(strict_events.append)
     total = sum(COMMON.values()) + sum(SOLO.values())
     first = read(strict, total)
+    stored = strict.next_offsets()  # as an application keeping its offsets elsewhere would
     member = OrderedConsumer(only_old, group_id="truncation", heartbeat_interval_ms=200)
     member.subscribe([TOPIC])
     assert len(read(member, total)) == total
@@ -120,7 +121,8 @@ def diverged(make_cluster: Callable[..., LocalCluster]) -> dict[str, Any]:
     for p, n in AFTER.items():
         assert send(new, p, [f"after-{p}-{i}" for i in range(n)]) == COMMON[p]
     strict.view.admin.bootstrap = [new.address]  # its bootstrap broker is dead; the cluster lives on in broker 2
-    return {"cluster": cluster, "strict": strict, "strict_events": strict_events, "first": first, "old": old}
+    return {"cluster": cluster, "strict": strict, "strict_events": strict_events, "first": first, "old": old,
+            "stored": stored}
 
 
 def raised_by(consumer: OrderedConsumer) -> tuple[LogTruncationError, list[Any]]:
@@ -135,7 +137,8 @@ def test_no_reset_policy_raises_every_truncated_partition_with_its_divergence(di
     strict, events = diverged["strict"], diverged["strict_events"]
     first = by_partition(diverged["first"])
     assert [v for _o, v in first[0][10:]] == [f"divergent-0-{i}" for i in range(10)]
-    solo_epoch = next(r.leader_epoch for r in diverged["first"] if r.partition == 0 and r.offset == 10)
+    solo_epoch = next(r.leader_epoch for r in diverged["first"] if r.partition == 0 and r.offset == 19)
+    assert diverged["stored"][TP[0]] == OffsetAndMetadata(20, "", solo_epoch)
     error, delivered = raised_by(strict)
     assert delivered == [], "nothing may be delivered before the error, not even from the intact partition"
     assert isinstance(error, OffsetOutOfRangeError)
@@ -155,8 +158,8 @@ def test_no_reset_policy_raises_every_truncated_partition_with_its_divergence(di
     got = by_partition(read(strict, sum(AFTER.values())))
     assert got == {p: after(p) for p in COMMON}
 
-    # a seek with the epoch of records the election replaced is validated too, and caught
-    strict.seek(TP[0], OffsetAndMetadata(20, "", solo_epoch))
+    # a seek to a stored position whose records the election replaced is validated too, and caught
+    strict.seek(TP[0], diverged["stored"][TP[0]])
     strict.seek(TP[1], 12)  # no epoch: not validated, read from there
     caught, delivered = raised_by(strict)
     assert (caught.truncation_offsets, delivered) == ({TP[0]: OffsetAndMetadata(10, "", 0)}, [])
@@ -176,6 +179,7 @@ def test_seek_with_the_current_epoch_is_validated_and_goes_on(diverged: dict[str
         consumer.events.subscribe(events.append)
         consumer.seek(TP[0], OffsetAndMetadata(12, "", epoch))
         assert [(r.offset, json.loads(r.value)) for r in read(consumer, AFTER[0] - 2)] == after(0)[2:]
+        assert consumer.next_offsets() == {TP[0]: OffsetAndMetadata(COMMON[0] + AFTER[0], "", epoch)}
         assert [e for e in events if e["f"] == "truncation-detected"] == []
         with pytest.raises(ValueError, match="not both"):
             consumer.seek(TP[0], OffsetAndMetadata(3, "", epoch), leader_epoch=epoch)
