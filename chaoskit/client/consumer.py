@@ -346,13 +346,16 @@ class OrderedConsumer:
         deadline = time.monotonic() + LIST_OFFSETS_RETRY_S
         while True:
             part = self.view.topic(topic).partitions[partition]
-            got = list_offset(self.view.connection(part.leader), topic, partition, timestamp,
-                              current_leader_epoch=part.leader_epoch)
-            if got.error_code == ErrorCode.NONE:
-                return OffsetAndMetadata(got.offset, "", got.leader_epoch if got.leader_epoch >= 0 else None)
-            self._refused(topic, partition, "ListOffsets", got.error_code, part.leader_epoch)
-            if got.error_code not in _LEADER_MOVED or time.monotonic() >= deadline:
-                raise WireError(f"ListOffsets {topic}-{partition}: {error_name(got.error_code)}")
+            code = ErrorCode.LEADER_NOT_AVAILABLE  # mid-election: asked again like a moved leader
+            if part.leader >= 0:
+                got = list_offset(self.view.connection(part.leader), topic, partition, timestamp,
+                                  current_leader_epoch=part.leader_epoch)
+                if got.error_code == ErrorCode.NONE:
+                    return OffsetAndMetadata(got.offset, "", got.leader_epoch if got.leader_epoch >= 0 else None)
+                code = got.error_code
+                self._refused(topic, partition, "ListOffsets", code, part.leader_epoch)
+            if code not in _LEADER_MOVED or time.monotonic() >= deadline:
+                raise WireError(f"ListOffsets {topic}-{partition}: {error_name(code)}")
             time.sleep(0.1)  # the leader (or our metadata) is catching up with the other
             self._refresh_metadata(force=True, also=[topic])  # (being assigned, it is not in self.parts yet)
 
@@ -447,7 +450,8 @@ class OrderedConsumer:
         if 0 <= part.leader_epoch < state.last_epoch:
             # KIP-320: metadata behind the position's epoch (a seek or commit from a newer leader)
             # would ask a leader that cannot know that epoch; wait for metadata to reach it
-            self._refresh_metadata(force=True)
+            if time.monotonic() - self.view.refreshed_at > 0.1:
+                self._refresh_metadata(force=True)
             return None
         end = epoch_end(self.view.connection(part.leader), t, p, state.last_epoch, part.leader_epoch,
                         version=EPOCH_VERSION)
