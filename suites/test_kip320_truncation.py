@@ -46,7 +46,7 @@ STOCK = {"kafka-python": {}, "librdkafka": {"producer": "kafka-python"}, "aiokaf
 # the same partition's leader elected uncleanly again once the first story is over (each story
 # takes some 9 s of waits; the second must end while the producers still write, or the consumers
 # it holds find their position out of range and start over)
-TWICE = [{k: v for k, v in UNCLEAN[0].items() if k != "at"} | {"at_s": at_s} for at_s in (4.0, 15.0)]
+TWICE = [{k: v for k, v in UNCLEAN[0].items() if k != "at"} | {"at_s": at_s} for at_s in (4.0, 13.0)]
 ELECTED_TWICE = {"unclean-election": {"steps": 2}}
 
 
@@ -77,7 +77,7 @@ def ordered_and_patched(result) -> bool:
     return result.test.client == "ordered" and result.test.profile == "patched"
 
 
-@pytest.mark.chaos(faults=mix(TWICE, {}), workload="keyed-sequences", duration=30,
+@pytest.mark.chaos(faults=mix(TWICE, {}), workload="keyed-sequences", duration=27,
                    epic="KIP-320", feature="repeated unclean leader elections of one partition", severity="critical",
                    guarantee="kip320-truncation-detection")
 def test_truncation_is_detected(chaos):
