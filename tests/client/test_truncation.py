@@ -181,8 +181,6 @@ def test_seek_with_the_current_epoch_is_validated_and_goes_on(diverged: dict[str
         assert [(r.offset, json.loads(r.value)) for r in read(consumer, AFTER[0] - 2)] == after(0)[2:]
         assert consumer.next_offsets() == {TP[0]: OffsetAndMetadata(COMMON[0] + AFTER[0], "", epoch)}
         assert [e for e in events if e["f"] == "truncation-detected"] == []
-        with pytest.raises(ValueError, match="not both"):
-            consumer.seek(TP[0], OffsetAndMetadata(3, "", epoch), leader_epoch=epoch)
 
 
 def test_reset_policy_resets_committed_positions_to_the_divergence_offsets(diverged: dict[str, Any]):
