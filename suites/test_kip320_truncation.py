@@ -84,7 +84,8 @@ def test_truncation_is_detected(chaos):
     result = _run(chaos, 30, policy="raise")
     chaos.expect(result, unpatched={"truncation-undetected"}, evidence={**READ_INTO, **ELECTED_TWICE})
     ops = _ops(result)
-    assert unclean_elections(ops)[(TOPIC, 0)] >= 2, f"{TOPIC}/0 was not elected uncleanly twice: {unclean_elections(ops)}"
+    elections = unclean_elections(ops)
+    assert elections[(TOPIC, 0)] >= 2, f"{TOPIC}/0 was not elected uncleanly twice: {dict(elections)}"
     raised = [op for op in ops if op.get("f") == "truncation-detected" and op.get("type") == "info"]
     if ordered_and_patched(result):  # the raise path: LogTruncationError, recorded as info
         assert raised, "no consumer raised LogTruncationError, yet the checks saw replaced records read"

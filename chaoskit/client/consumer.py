@@ -183,7 +183,8 @@ class OrderedConsumer:
         """KIP-320's ConsumerRecords.nextOffsets(), asked of the consumer (poll returns a list): each
         assigned partition's position with the epoch of the record before it, what an application
         that keeps its offsets elsewhere stores and later passes to `seek`."""
-        return {TopicPartition(t, p): OffsetAndMetadata(s.position, "", s.last_epoch) for (t, p), s in self.parts.items()}
+        return {TopicPartition(t, p): OffsetAndMetadata(s.position, "", s.last_epoch)
+                for (t, p), s in self.parts.items()}
 
     def seek(self, tp: TopicPartition | tuple[str, int], offset: int | OffsetAndMetadata,
              leader_epoch: int | None = None) -> None:
