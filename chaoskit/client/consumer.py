@@ -17,8 +17,10 @@ What it adds to a plain group consumer:
   when a member reports (and then calls `on_partition_key_maybe_revoked`);
 * KIP-320: the leader epoch of the last consumed record per partition, validation with
   OffsetsForLeaderEpoch after a leader change, FENCED_LEADER_EPOCH or OFFSET_OUT_OF_RANGE,
-  `LogTruncationError` (auto_offset_reset="none") or a reset to the divergence offset, commits
-  with the leader epoch and validation of a committed position after a restart.
+  `LogTruncationError` (auto_offset_reset="none": every truncated partition with its divergence
+  offset) or a reset to the divergence offset, commits with the leader epoch and validation of a
+  committed position after a restart, `seek` with an epoch, and ListOffsets fenced with the
+  current leader epoch (its answer's epoch goes with the reset position).
 
 The group heartbeats while `poll` runs (call `poll` at least every few seconds); only the Fetch
 requests to different leaders go out in parallel, from a small thread pool.
@@ -44,7 +46,8 @@ from chaoskit.client.group import GroupError, GroupMember
 from chaoskit.client.linear_hash import deletion_blockers, expansion_blocker
 from chaoskit.client.metadata import ClusterView, MetadataError
 from chaoskit.client.routing import ordered
-from chaoskit.client.truncation import EPOCH_VERSION, LogTruncationError, divergence
+from chaoskit.client.truncation import (EPOCH_VERSION, LogTruncationError, OffsetAndMetadata, OffsetOutOfRangeError,
+                                        divergence)
 from chaoskit.protocol.errors import ErrorCode, error_name
 from chaoskit.protocol.extensions import UNKNOWN_COUNT, FetchRequest, PartitionMode
 from chaoskit.protocol.mutations import CLIENT, checked
@@ -56,6 +59,8 @@ log = logging.getLogger(__name__)
 
 FETCH_VERSION = 12  # flexible: carries undeleted_partition_count
 RESET_POLICIES = ("earliest", "latest", "none")
+_EPOCH_REFUSED = (ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH)
+LIST_OFFSETS_RETRY_S = 3.0  # a reset asked of a leader at another epoch: refreshed and asked again this long
 _LEADER_MOVED = {ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.NOT_LEADER_OR_FOLLOWER,
                  ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.REPLICA_NOT_AVAILABLE, ErrorCode.KAFKA_STORAGE_ERROR}
 
@@ -147,6 +152,7 @@ class OrderedConsumer:
         self._next_heartbeat = 0.0
         self._closed = False
         self.refusals: dict[int, int] = {}  # error code -> how often a Fetch partition was refused
+        self._last_refusal: dict[tuple[str, int], tuple[str, int, int]] = {}  # the last epoch-refused event
         self._pool: ThreadPoolExecutor | None = None  # fetches to several leaders at once
 
     # --- public API ------------------------------------------------------------------------
@@ -175,8 +181,24 @@ class OrderedConsumer:
     def position(self, tp: TopicPartition | tuple[str, int]) -> int:
         return self.parts[(tp[0], tp[1])].position
 
-    def seek(self, tp: TopicPartition | tuple[str, int], offset: int, leader_epoch: int | None = None) -> None:
-        """Go to `offset`; with `leader_epoch` (KIP-320) the next poll validates it first."""
+    def next_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        """KIP-320's ConsumerRecords.nextOffsets(), asked of the consumer (poll returns a list): each
+        assigned partition's position with the epoch of the record before it, what an application
+        that keeps its offsets elsewhere stores and later passes to `seek`."""
+        return {TopicPartition(t, p): OffsetAndMetadata(s.position, "", s.last_epoch)
+                for (t, p), s in self.parts.items()}
+
+    def seek(self, tp: TopicPartition | tuple[str, int], offset: int | OffsetAndMetadata,
+             leader_epoch: int | None = None) -> None:
+        """Go to `offset` (no remote call). With a leader epoch (KIP-320: `leader_epoch`, or an
+        OffsetAndMetadata that carries one, e.g. from LogTruncationError.truncation_offsets) the
+        next poll first validates the position against the leader's log for that epoch."""
+        if isinstance(offset, OffsetAndMetadata):
+            if leader_epoch is not None:
+                raise ValueError("seek: give the leader epoch in the OffsetAndMetadata or as leader_epoch, not both")
+            offset, leader_epoch = offset.offset, offset.leader_epoch
+        if not isinstance(offset, int) or offset < 0:
+            raise ValueError(f"seek: offset must be an int >= 0, got {offset!r}")
         state = self.parts.get((tp[0], tp[1]))
         if state is None:
             raise ValueError(f"{tp[0]}-{tp[1]} is not assigned to this consumer (assigned: {sorted(self.parts)})")
@@ -299,29 +321,55 @@ class OrderedConsumer:
             info = self.view.topic(t)
             part = info.partitions.get(p)
             state = _Partition(position=0, fetch_epoch=part.leader_epoch if part else -1)
-            earliest = self._list_offset(t, p, EARLIEST)
+            earliest = self._offset_lookup(t, p, EARLIEST)
             if (t, p) in committed:
                 offset, epoch = committed[(t, p)]
                 state.position, state.committed = offset, offset
                 state.last_epoch = epoch if epoch >= 0 else None
                 state.validate = epoch >= 0  # KIP-320: a committed position is validated after a restart
-                state.fresh = offset <= earliest
+                state.fresh = offset <= earliest.offset
             elif self.reset == "none":
                 state.position = -1  # poll raises NoOffsetError until the application seeks
             else:
-                state.position = earliest if self.reset == "earliest" else self._list_offset(t, p, LATEST)
-                state.fresh = state.position <= earliest
+                reset = earliest if self.reset == "earliest" else self._offset_lookup(t, p, LATEST)
+                state.position, state.last_epoch = reset.offset, reset.leader_epoch
+                state.fresh = state.position <= earliest.offset
             state.started = not (self.member is not None and state.fresh and ordered(info)
                                  and p >= info.initial_partition_count)
             made[(t, p)] = state
         self.parts.update(made)
 
     def _list_offset(self, topic: str, partition: int, timestamp: int) -> int:
-        part = self.view.topic(topic).partitions[partition]
-        got = list_offset(self.view.connection(part.leader), topic, partition, timestamp)
-        if got.error_code != ErrorCode.NONE:
-            raise WireError(f"ListOffsets {topic}-{partition}: {error_name(got.error_code)}")
-        return got.offset
+        return self._offset_lookup(topic, partition, timestamp).offset
+
+    def _offset_lookup(self, topic: str, partition: int, timestamp: int) -> OffsetAndMetadata:
+        """ListOffsets at our metadata's leader epoch (KIP-320: a stale leader cannot answer a
+        reset); on the epoch errors or a moved leader, metadata is refreshed and the leader asked
+        again for LIST_OFFSETS_RETRY_S. The answer's epoch is the offset's (None if unknown)."""
+        deadline = time.monotonic() + LIST_OFFSETS_RETRY_S
+        while True:
+            part = self.view.topic(topic).partitions[partition]
+            code = ErrorCode.LEADER_NOT_AVAILABLE  # mid-election: asked again like a moved leader
+            if part.leader >= 0:
+                got = list_offset(self.view.connection(part.leader), topic, partition, timestamp,
+                                  current_leader_epoch=part.leader_epoch)
+                if got.error_code == ErrorCode.NONE:
+                    return OffsetAndMetadata(got.offset, "", got.leader_epoch if got.leader_epoch >= 0 else None)
+                code = got.error_code
+                self._refused(topic, partition, "ListOffsets", code, part.leader_epoch)
+            if code not in _LEADER_MOVED or time.monotonic() >= deadline:
+                raise WireError(f"ListOffsets {topic}-{partition}: {error_name(code)}")
+            time.sleep(0.1)  # the leader (or our metadata) is catching up with the other
+            self._refresh_metadata(force=True, also=[topic])  # (being assigned, it is not in self.parts yet)
+
+    def _refused(self, topic: str, partition: int, request: str, code: int, epoch: int) -> None:
+        """A leader refused our leader epoch (KIP-320): an event, for the histories; once per
+        request, error and epoch in a row (the consumer asks again every round until it may)."""
+        refusal = (request, code, epoch)
+        if code in _EPOCH_REFUSED and self._last_refusal.get((topic, partition)) != refusal:
+            self._last_refusal[(topic, partition)] = refusal
+            self.events.emit({"f": "epoch-refused", "type": "ok", "topic": topic, "partition": partition,
+                              "value": {"request": request, "error": error_name(code), "current_leader_epoch": epoch}})
 
     # --- each round of poll ----------------------------------------------------------------
     def _maintain(self) -> None:
@@ -336,6 +384,7 @@ class OrderedConsumer:
                         self._exchange_positions()
             if time.monotonic() - self.view.refreshed_at > self.metadata_max_age_s:
                 self._refresh_metadata(force=False)
+            truncated: dict[TopicPartition, tuple[int, OffsetAndMetadata]] = {}
             for tp, state in list(self.parts.items()):
                 if state.position < 0:
                     raise NoOffsetError(f"{tp[0]}-{tp[1]} has no committed offset and auto_offset_reset is "
@@ -343,9 +392,15 @@ class OrderedConsumer:
                 if state.validate and "truncation-detection" in self.mutations:
                     state.validate = False  # goes on from its position, whatever the leader's log holds
                 elif state.validate:
-                    self._validate(tp, state)
+                    position = state.position
+                    found = self._validate(tp, state)
+                    if found is not None:
+                        truncated[TopicPartition(*tp)] = (position, found)
             if self.member is not None:
                 self._open_gates()
+            if truncated:  # KIP-320 without a reset policy: every truncated partition at once
+                raise LogTruncationError({tp: pos for tp, (pos, _d) in truncated.items()},
+                                         {tp: d for tp, (_p, d) in truncated.items()})
         except GroupError as e:
             log.info("group %s: %s", self.group_id, e)
             if e.rejoin and self.member is not None:
@@ -364,8 +419,8 @@ class OrderedConsumer:
         except WireError as e:
             log.info("metadata refresh failed: %s", e)
 
-    def _refresh_metadata(self, force: bool) -> None:
-        topics = sorted({t for t, _ in self.parts} | set(self.topics))
+    def _refresh_metadata(self, force: bool, also: Iterable[str] = ()) -> None:
+        topics = sorted({t for t, _ in self.parts} | set(self.topics) | set(also))
         if not topics:
             return
         frozen = self.view.frozen
@@ -383,32 +438,43 @@ class OrderedConsumer:
         if self.topics and self._joined_shape and self._shape() != self._joined_shape:
             self._need_rejoin = True
 
-    def _validate(self, tp: tuple[str, int], state: _Partition) -> None:
+    def _validate(self, tp: tuple[str, int], state: _Partition) -> OffsetAndMetadata | None:
+        """Check the position against the leader's log (KIP-320). A truncation is reset (returns
+        None) or, without a reset policy, returned: the divergence offset with the leader's epoch
+        there; validation is then asked again each poll until the application seeks."""
         t, p = tp
         state.buffer = []  # fetched from the old leader: may lie beyond a divergence point
         if state.last_epoch is None:
             state.validate = False
-            return
+            return None
         part = self.view.topic(t).partitions.get(p)
         if part is None or part.leader < 0:
-            return
+            return None
+        if 0 <= part.leader_epoch < state.last_epoch:
+            # KIP-320: metadata behind the position's epoch (a seek or commit from a newer leader)
+            # would ask a leader that cannot know that epoch; wait for metadata to reach it
+            if time.monotonic() - self.view.refreshed_at > 0.1:
+                self._refresh_metadata(force=True)
+            return None
         end = epoch_end(self.view.connection(part.leader), t, p, state.last_epoch, part.leader_epoch,
                         version=EPOCH_VERSION)
         if end.error in _LEADER_MOVED:
+            self._refused(t, p, "OffsetsForLeaderEpoch", end.error, part.leader_epoch)
             self._refresh_metadata(force=True)
-            return
+            return None
         found = divergence(end, state.position, state.last_epoch)
         state.validate = False
         if found is None:
-            return
+            return None
         reset = self.truncation_reset
         self.events.emit({"f": "truncation-detected", "type": "ok" if reset else "info", "topic": t, "partition": p,
                           "offset": found, "value": {"fetch_offset": state.position, "divergence_offset": found}})
         if not reset:
             state.validate = True  # raised again until the application seeks
-            raise LogTruncationError(t, p, state.position, found)
+            return OffsetAndMetadata(found, "", end.leader_epoch)
         log.warning("%s-%d: log truncated at %d below position %d; resetting there", t, p, found, state.position)
         state.position, state.last_epoch, state.buffer = found, end.leader_epoch, []
+        return None
 
     # --- KIP-253 gates ---------------------------------------------------------------------
     def _known_position(self, tp: tuple[str, int]) -> int:
@@ -608,17 +674,18 @@ class OrderedConsumer:
         log.info("fetch %s-%d at %d: %s", t, p, state.position, error_name(code))
         self.refusals[code] = self.refusals.get(code, 0) + 1
         if code in _LEADER_MOVED:
+            self._refused(t, p, "Fetch", code, state.fetch_epoch)
             self._refresh_quietly()
             state.validate = state.last_epoch is not None
         elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
             if state.last_epoch is not None:
-                state.validate = True
+                state.validate = True  # KIP-320: a known epoch is validated, not reset
             elif self.reset == "none":
-                raise NoOffsetError(f"{t}-{p}: offset {state.position} is out of range and auto_offset_reset is "
-                                    "'none'")
+                raise OffsetOutOfRangeError(f"{t}-{p}: offset {state.position} is out of range and auto_offset_reset "
+                                            "is 'none'", {TopicPartition(t, p): state.position})
             else:
-                state.position = self._list_offset(t, p, EARLIEST if self.reset == "earliest" else LATEST)
-                state.buffer = []
+                reset = self._offset_lookup(t, p, EARLIEST if self.reset == "earliest" else LATEST)
+                state.position, state.last_epoch, state.buffer = reset.offset, reset.leader_epoch, []
         elif code in (ErrorCode.INVALID_PARTITION_METADATA, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
             self._refresh_quietly()  # our count is stale, or the partition is going: rejoin with fresh metadata
             self._need_rejoin = bool(self.topics)

@@ -3,29 +3,57 @@ the position is validated with OffsetsForLeaderEpoch for the epoch of the last c
 If the new leader's log ends that epoch before our position, the log was truncated under us: the
 records from the divergence offset on are gone and others took their offsets.
 
+The public types are KIP-320's: `OffsetAndMetadata` (an offset with the leader epoch of the
+record before it), `OffsetOutOfRangeError` (a position out of range, no reset policy) and its
+subclass `LogTruncationError` (the truncated partitions, each with its divergence offset).
 The request itself is chaoskit.protocol.requests' `epoch_end`; the client asks it at EPOCH_VERSION.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from kafka import TopicPartition
+
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.requests import EpochEnd
 
-__all__ = ["EPOCH_VERSION", "EpochEnd", "LogTruncationError", "divergence"]
+__all__ = ["EPOCH_VERSION", "EpochEnd", "LogTruncationError", "OffsetAndMetadata", "OffsetOutOfRangeError",
+           "divergence"]
 
 EPOCH_VERSION = 4  # with current_leader_epoch (KIP-320)
 
 
-class LogTruncationError(Exception):
-    """The partition's log was truncated below this consumer's position (KIP-320's LogTruncationException).
+class OffsetAndMetadata(NamedTuple):
+    """An offset with the leader epoch of the record before it (None: unknown, nothing to validate)."""
 
-    `divergence_offset` is where the consumer's history and the leader's log part; seek there to go on."""
+    offset: int
+    metadata: str = ""
+    leader_epoch: int | None = None
 
-    def __init__(self, topic: str, partition: int, fetch_offset: int, divergence_offset: int) -> None:
-        self.topic, self.partition = topic, partition
-        self.fetch_offset, self.divergence_offset = fetch_offset, divergence_offset
-        super().__init__(f"{topic}-{partition}: the log was truncated at offset {divergence_offset} below the "
-                         f"consumer's position {fetch_offset} (unclean leader election?); seek to "
-                         f"{divergence_offset} to continue, or set auto_offset_reset to reset there automatically")
+
+class OffsetOutOfRangeError(Exception):
+    """Positions outside their partitions' logs while auto_offset_reset is "none" (Kafka's
+    OffsetOutOfRangeException): `offset_out_of_range_partitions` maps each to its fetch offset."""
+
+    def __init__(self, message: str, fetch_offsets: Mapping[TopicPartition, int]) -> None:
+        self.offset_out_of_range_partitions = dict(fetch_offsets)
+        super().__init__(message)
+
+
+class LogTruncationError(OffsetOutOfRangeError):
+    """The logs of these partitions were truncated below this consumer's positions (KIP-320's
+    LogTruncationException). `truncation_offsets` maps each to the first offset known to diverge
+    from what the consumer read, with the leader epoch the leader ended there: seek to it to go on
+    (`consumer.seek(tp, offset_and_metadata)` validates it again first)."""
+
+    def __init__(self, fetch_offsets: Mapping[TopicPartition, int],
+                 truncation_offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
+        self.truncation_offsets = dict(truncation_offsets)
+        where = "; ".join(f"{tp.topic}-{tp.partition} at offset {d.offset} below position {fetch_offsets[tp]}"
+                          for tp, d in sorted(self.truncation_offsets.items()))
+        super().__init__(f"log truncated (unclean leader election?): {where}; seek to the divergence offsets to "
+                         f"continue, or set auto_offset_reset to reset there automatically", fetch_offsets)
 
 
 def divergence(end: EpochEnd, position: int, last_epoch: int) -> int | None:

@@ -3,12 +3,14 @@ truncation handling, as a chaos client named "ordered".
 
 One synchronous send per op (linear hashing, the undeleted count in every Produce, refusals of a
 stale count re-routed); one group of consumers subscribed with both listeners. The consumer's
-rebalance and key callbacks, every truncation it detects and every coordinator it finds are
-recorded as ops of this process; `freeze_metadata()`/`thaw_metadata()` reach the producer and
+rebalance and key callbacks, every truncation it detects, every coordinator it finds and every
+request a leader refused for its leader epoch (`epoch-refused`, KIP-320) are recorded as ops of
+this process; `freeze_metadata()`/`thaw_metadata()` reach the producer and
 consumer (also one made while frozen), for the freeze-client-metadata fault.
 
 Options: `truncation_policy` "reset" (default: reset to the divergence offset, KIP-320's reset
-policy) or "raise" (LogTruncationError; the client then seeks to the divergence offset itself),
+policy) or "raise" (LogTruncationError; the client then seeks each truncated partition to its
+divergence offset with the leader epoch there, which the next poll validates again),
 `send_timeout_s`, `poll_ms`, `max_poll_records`, `mutations` (elements of the proposals turned off,
 for `chaoskit mutate`: chaoskit.protocol.mutations).
 """
@@ -20,7 +22,7 @@ from chaoskit_plugins.clients.ops import ClientBase, Op, failed, ok, poll_record
 
 # consumer events that are ops of their own (polls and sends are recorded by the worker from the op)
 RECORDED = {"on_partitions_revoked", "on_partitions_assigned", "on_partition_key_maybe_revoked",
-            "on_partition_key_assigned", "truncation-detected", "coordinator"}
+            "on_partition_key_assigned", "truncation-detected", "coordinator", "epoch-refused"}
 
 
 class OrderedClient(ClientBase):
@@ -87,8 +89,9 @@ class OrderedClient(ClientBase):
             self._consumer.subscribe([op["topic"]])
         try:
             records = self._consumer.poll(timeout_ms=self.options.get("poll_ms", 500))
-        except LogTruncationError as e:  # recorded (type info) from the event; the application moves on from there
-            self._consumer.seek((e.topic, e.partition), e.divergence_offset)
+        except LogTruncationError as e:  # recorded (type info) from the events; the application moves on from there
+            for tp, divergence in e.truncation_offsets.items():
+                self._consumer.seek(tp, divergence)
             return ok(op, value=[])
         return ok(op, value=[poll_record(r.partition, r.offset, r.key, r.value, r.leader_epoch) for r in records])
 

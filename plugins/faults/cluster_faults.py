@@ -23,6 +23,8 @@
   (5) so the consumers poll empty fetches while the leader changes; `restarted`: they read the
   solo writes, commit and close, and new consumers start from the committed offsets (with
   KIP-320's leader epoch in OffsetCommit and OffsetFetch) once the new leader has grown.
+  Each window that elected a leader uncleanly records the step `elected-uncleanly` (with the new
+  leader epoch), so a suite can ask for evidence of as many elections as its story stages.
 - `stale-metadata`: the controllers cannot reach the target broker (`ctlN-bX` cut), so it keeps
   serving the leaders, epochs and partition counts it last heard while the cluster moves on.
 - `freeze-client-metadata`: the workload's clients stop refreshing metadata (each client that
@@ -175,6 +177,8 @@ class UncleanElectionFault(WindowedFault):
         state["new_leader"] = after.leader
         state["new_epoch"] = after.leader_epoch
         state["unclean"] = after.leader != NO_LEADER
+        # the evidence a suite asks for ({"unclean-election": {"steps": n}}): one step per election that happened
+        state["steps"] = [["elected-uncleanly", after.leader_epoch]] if state["unclean"] else []
         if story == "idle":
             for c in self._consumers():
                 c.release_sends()

@@ -4,6 +4,8 @@ helpers and the stock clients send; a deposed controller's requests are refused 
 STALE_CONTROLLER_EPOCH."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from chaoskit.protocol.errors import ErrorCode
@@ -59,3 +61,94 @@ def test_requests_from_a_deposed_controller_change_nothing(start_brokers, wire):
     assert answer.error_code == NONE
     with brokers[1].client() as c:
         assert wire.produce(c, "ctl", 0, build_batch([(None, b"y")])).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+@pytest.mark.parametrize("fencing", [True, False], ids=["patched", "unpatched"])
+def test_the_ordered_consumer_asks_at_its_metadata_epoch_and_retries_the_epoch_errors(start_brokers, fencing,
+                                                                                         monkeypatch):
+    """KIP-320 on the consumer's side of ListOffsets and Fetch: the leader epoch of its metadata
+    goes with both, so a leader at another epoch refuses them; the consumer refreshes and asks
+    again. The hand controller keeps the broker's metadata behind its leadership (FENCED) or
+    ahead of it (UNKNOWN) until the consumer reports the refusal, then catches the lagging side up."""
+    import chaoskit.client.consumer as consumer_module
+    from chaoskit.client.consumer import OrderedConsumer
+    from chaoskit.client.truncation import OffsetAndMetadata
+    from chaoskit.protocol.wire_client import WireError
+    from chaoskit.protocol.requests import produce
+
+    monkeypatch.setattr(consumer_module, "LIST_OFFSETS_RETRY_S", 1.0)
+    controller, brokers = start_brokers(1, **{"leader.epoch.fencing.enable": fencing})
+    key = ("resets", 0)
+    controller.create_topic("resets", {0: [1]})
+    with brokers[1].client() as c:
+        assert produce(c, "resets", 0, build_batch([(None, b"a"), (None, b"b")])).error_code == NONE
+    bootstrap = f"127.0.0.1:{brokers[1].port}"
+    refused: list[tuple[str, str]] = []
+
+    def consumer(catch_up: Any) -> OrderedConsumer:
+        made = OrderedConsumer(bootstrap, auto_offset_reset="earliest", metadata_max_age_s=0)
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event["f"] == "epoch-refused":
+                refused.append((event["value"]["request"], event["value"]["error"]))
+                catch_up()
+        made.events.subscribe(on_event)
+        return made
+
+    def behind() -> None:  # the leader moves on; the metadata it answers stays at the old epoch
+        controller.elect(*key, leader=1, replicas=[1], isr=[1], send_to=[])
+        controller.leader_and_isr(1, [key])
+
+    def ahead() -> None:  # the metadata moves on; the leader has not heard
+        controller.elect(*key, leader=1, replicas=[1], isr=[1], send_to=[])
+        controller.update_metadata([1])
+
+    # a reset asked of a leader newer than our metadata: fenced, then asked again and answered
+    behind()
+    with consumer(lambda: controller.update_metadata([1])) as c:
+        c.assign([key])
+        assert (c.position(key), refused) == ((0, [("ListOffsets", "FENCED_LEADER_EPOCH")]) if fencing else (0, []))
+        # the answer's epoch (the offset's) goes with the reset position
+        assert c.parts[key].last_epoch == (0 if fencing else None)
+    refused.clear()
+
+    # a reset asked of a leader behind our metadata: UNKNOWN_LEADER_EPOCH, retried until the
+    # retry time is spent (the leader never catches up here) ...
+    ahead()
+    if fencing:
+        with consumer(lambda: None) as c, pytest.raises(WireError, match="UNKNOWN_LEADER_EPOCH"):
+            c.assign([key])
+        assert refused == [("ListOffsets", "UNKNOWN_LEADER_EPOCH")]  # asked again and again, reported once
+        refused.clear()
+    # ... and answered once it has
+    with consumer(lambda: controller.leader_and_isr(1, [key])) as c:
+        c.assign([key])
+        assert refused == ([("ListOffsets", "UNKNOWN_LEADER_EPOCH")] if fencing else [])
+        refused.clear()
+        # validating the reset position at an epoch the leader has not reached: the same
+        ahead()
+        assert values(c, 2) == [b"a", b"b"]
+        assert refused == ([("OffsetsForLeaderEpoch", "UNKNOWN_LEADER_EPOCH")] if fencing else [])
+        refused.clear()
+        # a position without an epoch is not validated: the Fetch itself is refused, then served
+        c.seek(key, 0)
+        ahead()
+        assert values(c, 2) == [b"a", b"b"]
+        assert refused == ([("Fetch", "UNKNOWN_LEADER_EPOCH")] if fencing else [])
+        # a position stored at an epoch our metadata has not reached: validated only once it has
+        # (asked of a leader at an older epoch, the answer would say nothing about it)
+        newer = controller.states[key]["leader_epoch"] + 1
+        c.seek(key, OffsetAndMetadata(0, "", newer))
+        assert values(c, 1, polls=5) == ([] if fencing else [b"a"])  # (without KIP-320 no epochs to wait for)
+        if fencing:
+            controller.elect(*key, leader=1, replicas=[1], isr=[1])
+            assert values(c, 1) == [b"a"]
+
+
+def values(consumer: Any, want: int, polls: int = 50) -> list[bytes]:
+    got: list[bytes] = []
+    for _ in range(polls):
+        got.extend(r.value for r in consumer.poll(100))
+        if len(got) >= want:
+            break
+    return got[:want]

@@ -151,6 +151,7 @@ def test_an_unclean_election_truncates_the_returning_leader(cluster: LocalCluste
             old = cluster.brokers[story["broker"]]
             assert story["unclean"] and story["new_leader"] not in (story["broker"], -1)
             assert story["new_epoch"] > story["solo_epoch"] and story["solo_to"] >= story["solo_from"] + 20
+            assert story["steps"] == [["elected-uncleanly", story["new_epoch"]]]  # a suite's evidence of it
             assert not old.running
             solo = {v for v, o in writer.acked.items() if story["solo_from"] <= o < story["solo_to"]}
         # the stop restarted the old leader and waited until it rejoined the ISR
