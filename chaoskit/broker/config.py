@@ -38,7 +38,7 @@ SPEC: Spec = {
     "ordered.delivery.enable": ("ordered_delivery_enable", parse_bool, True),
     "delete.topic.partition.enable": ("delete_topic_partition_enable", parse_bool, True),
     "delete.topic.partition.interval.delay.ms":
-        ("delete_topic_partition_interval_delay_ms", parse_int(0, MAX_MS), 60000),
+        ("delete_topic_partition_interval_delay_ms", parse_int(0, MAX_MS), 300000),
     "log.segment.bytes": ("log_segment_bytes", parse_int(1024), 16777216),
     "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", parse_int(0, MAX_MS), 0),
     "mutations": ("mutations", parse_names(mutation_names(BROKER), "mutation"), frozenset()),
@@ -69,7 +69,7 @@ class BrokerConfig:
     leader_epoch_fencing_enable: bool = True
     ordered_delivery_enable: bool = True
     delete_topic_partition_enable: bool = True
-    delete_topic_partition_interval_delay_ms: int = 60000
+    delete_topic_partition_interval_delay_ms: int = 300000  # KIP-694: 5 minutes
     log_segment_bytes: int = 16777216
     group_initial_rebalance_delay_ms: int = 0
     mutations: frozenset[str] = frozenset()  # elements turned off for `chaoskit mutate` (protocol/mutations.py)
