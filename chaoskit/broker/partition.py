@@ -155,7 +155,8 @@ class Partition:
     def check_writable(self, mode_aware: bool = True) -> None:
         """KIP-694: a partition marked for deletion (ReadOnly) or being removed (None) takes no records.
         A client that reads modes is told its metadata is stale (our code); any other client gets
-        LEADER_NOT_AVAILABLE, as its Metadata answer shows the partition, never a code it cannot know."""
+        LEADER_NOT_AVAILABLE (KIP-694's answer to clients that cannot read modes), never a code it
+        cannot know."""
         if self.mode != PartitionMode.READ_WRITE:
             code = ErrorCode.INVALID_PARTITION_METADATA if mode_aware else ErrorCode.LEADER_NOT_AVAILABLE
             raise KafkaError(code, f"{self} is {self.mode.label} (marked for deletion): it takes no more records; "
