@@ -2,8 +2,8 @@
 go on) and only after the delay None (gone): nothing acknowledged is lost, nothing is written to a
 ReadOnly partition. The consumer group joins late (a backlog waits for it), after the reduction:
 with the delay, the partitions stay readable until it has read them. Removing partitions at once,
-without the ReadOnly phase (the unpatched side: a delay of 0), drops that backlog: caught as
-`unseen`.
+without the ReadOnly phase (the unpatched side: KIP-694's `immediate_delete`), drops that backlog:
+caught as `unseen`. Both sides send KIP-694's request: the partitions to delete by index.
 """
 from __future__ import annotations
 
@@ -18,20 +18,23 @@ REMOVAL = {"delete.topic.partition.enable": True}
 EVIDENCE = {"patched": {"write-to-readonly": {"displaced_sends": 1}}, "unpatched": {}}
 
 
-def _reduction(delay_ms: int) -> list:
+def _reduction(removal: dict) -> list:
     # created with 4: a topic never shrinks below its initial count, so it grows to 6 first; the
     # shrink waits for records on partition 4 or 5 (producers held up at an isolated leader), at
     # most 3 s, so it still comes before the group joins
-    return [admin_step(0.1, "expand", 6), admin_step(0.3, "shrink", 4, delay_ms=delay_ms, written_within_s=3)]
+    return [admin_step(0.1, "expand", 6), admin_step(0.3, "shrink", 4, written_within_s=3, **removal)]
 
 
 def _run(chaos, rate: float):
     test = chaos.test()
     # the reduction at 30% of the run, the group at 50%, the partitions gone at 80% (patched)
-    delay_ms = chaos.pick(patched=int(test.duration_s * 500), unpatched=0)
+    removal = chaos.pick(patched={"delay_ms": int(test.duration_s * 500)}, unpatched={"immediate": True})
     return chaos.run(topics=[Topic(TOPIC, 4)],
                      broker_config=REMOVAL, controller_config=REMOVAL, drain_timeout_s=20,
-                     faults={**test.faults, "scripted": _reduction(delay_ms)},
+                     faults={**test.faults, "scripted": _reduction(removal)},
+                     # unpatched, a stock send to a partition being removed is refused LEADER_NOT_AVAILABLE
+                     # (retriable) and then finds it gone: it never completes, do not wait long for it
+                     client_options={"send_timeout_s": chaos.pick(patched=30, unpatched=10)},
                      workload_options={"producers": 2, "consumers": 1, "keys": 40, "rate": rate,
                                        "consumer_start_s": test.duration_s * 0.5})
 

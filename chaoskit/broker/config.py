@@ -38,7 +38,7 @@ SPEC: Spec = {
     "ordered.delivery.enable": ("ordered_delivery_enable", parse_bool, True),
     "delete.topic.partition.enable": ("delete_topic_partition_enable", parse_bool, True),
     "delete.topic.partition.interval.delay.ms":
-        ("delete_topic_partition_interval_delay_ms", parse_int(0, MAX_MS), 60000),
+        ("delete_topic_partition_interval_delay_ms", parse_int(0, MAX_MS), 300000),
     "log.segment.bytes": ("log_segment_bytes", parse_int(1024), 16777216),
     "log.retention.ms": ("log_retention_ms", parse_int(-1, 2**63 - 1), 604800000),
     "log.retention.check.interval.ms": ("log_retention_check_interval_ms", parse_int(1, MAX_MS), 300000),
@@ -71,7 +71,7 @@ class BrokerConfig:
     leader_epoch_fencing_enable: bool = True
     ordered_delivery_enable: bool = True
     delete_topic_partition_enable: bool = True
-    delete_topic_partition_interval_delay_ms: int = 60000
+    delete_topic_partition_interval_delay_ms: int = 300000  # KIP-694: 5 minutes
     log_segment_bytes: int = 16777216
     log_retention_ms: int = 604800000  # a topic's retention.ms overrides it; -1 keeps everything
     log_retention_check_interval_ms: int = 300000

@@ -152,11 +152,14 @@ class Partition:
                              f"{self}: undeleted_partition_count {count} is stale, the topic has "
                              f"{self.undeleted_partition_count} at leader epoch {self.leader_epoch}; refresh metadata")
 
-    def check_writable(self) -> None:
-        """KIP-694: a partition marked for deletion (ReadOnly) or being removed (None) takes no records."""
+    def check_writable(self, mode_aware: bool = True) -> None:
+        """KIP-694: a partition marked for deletion (ReadOnly) or being removed (None) takes no records.
+        A client that reads modes is told its metadata is stale (our code); any other client gets
+        LEADER_NOT_AVAILABLE (KIP-694's answer to clients that cannot read modes), never a code it
+        cannot know."""
         if self.mode != PartitionMode.READ_WRITE:
-            raise KafkaError(ErrorCode.INVALID_PARTITION_METADATA,
-                             f"{self} is {self.mode.label} (marked for deletion): it takes no more records; "
+            code = ErrorCode.INVALID_PARTITION_METADATA if mode_aware else ErrorCode.LEADER_NOT_AVAILABLE
+            raise KafkaError(code, f"{self} is {self.mode.label} (marked for deletion): it takes no more records; "
                              "produce to the topic's undeleted partitions")
 
     # -- appends ------------------------------------------------------------------------------

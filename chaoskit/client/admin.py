@@ -5,6 +5,8 @@
         admin.expand("orders", 8)                      # CreatePartitions (KIP-253 expansion)
         admin.shrink("orders", 6)                      # DeletePartitions: removed once empty (KIP-253)
         admin.shrink("orders", 4, delay_ms=60_000)     # ... or after a delay, data or not (KIP-694)
+        admin.delete_partitions({"orders": DeletePartitions(3, immediate_delete=True)})  # ... or at once
+        admin.delete_partition_list({"orders": [2]})   # the partitions by index, as the RPC names them
         info = admin.topic("orders")                   # counts and modes from Metadata's tagged fields
         maps = admin.epoch_maps("orders")              # leaderEpochAfterCreation / BeforeDeletion
 
@@ -23,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from kafka.protocol.admin import CreatePartitionsRequest, CreateTopicsRequest, DeleteRecordsRequest
-from kafka.protocol.metadata import MetadataRequest
+from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 
 from chaoskit.protocol.errors import ErrorCode, error_name, retriable
 from chaoskit.protocol.extensions import UNKNOWN_COUNT, PartitionMode
@@ -79,11 +81,27 @@ class EpochMaps:
 
 
 @dataclass(frozen=True)
+class DeletePartitions:
+    """KIP-694's AdminClient argument for one topic: keep `total_count` partitions (the rest, the
+    highest, are deleted); `immediate_delete` removes them at once instead of after the delay."""
+    total_count: int
+    immediate_delete: bool = False
+
+
+@dataclass(frozen=True)
+class PartitionResult:
+    """One partition of a DeletePartitions answer: its mode then (KIP-694's status code) and error."""
+    status: PartitionMode
+    code: int = ErrorCode.NONE
+    message: str | None = None
+
+
+@dataclass(frozen=True)
 class Result:
     """One topic's outcome in a batch call."""
     code: int
     message: str | None = None
-    modes: dict[int, PartitionMode] = field(default_factory=dict)  # DeletePartitions: the partitions it marked
+    partitions: dict[int, PartitionResult] = field(default_factory=dict)  # DeletePartitions: per partition
 
     @property
     def ok(self) -> bool:
@@ -92,6 +110,17 @@ class Result:
     @property
     def name(self) -> str:
         return error_name(self.code)
+
+    @property
+    def modes(self) -> dict[int, PartitionMode]:
+        return {p: r.status for p, r in self.partitions.items()}
+
+    @classmethod
+    def of_partitions(cls, partitions: dict[int, PartitionResult]) -> Result:
+        """The topic's code and message: its lowest refused partition's (NONE when none is)."""
+        refused = [r for _p, r in sorted(partitions.items()) if r.code != ErrorCode.NONE]
+        return cls(refused[0].code if refused else ErrorCode.NONE, refused[0].message if refused else None,
+                   partitions)
 
 
 @dataclass(frozen=True)
@@ -202,6 +231,12 @@ class AdminClient:
             raise AdminError(info.error if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None, f"topic {name!r}")
         return info
 
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        """ApiVersions (v0) of the first bootstrap broker that answers: {api key: (min, max)}."""
+        response = self.request(ApiVersionsRequest(), 0)
+        _raise(response.error_code, None, "ApiVersions")
+        return {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+
     def brokers(self) -> dict[int, tuple[str, int]]:
         self.metadata([])
         return dict(self._brokers)
@@ -232,28 +267,55 @@ class AdminClient:
         return self.topic(topic)
 
     # --- shrinking -------------------------------------------------------------------------
-    def delete_partitions(self, counts: Mapping[str, int], delay_ms: int | None = None,
-                          timeout_ms: int = DEFAULT_TIMEOUT_MS, validate_only: bool = False) -> dict[str, Result]:
-        """DeletePartitions: {topic: Result with the modes of the partitions it marked}.
+    def delete_partition_list(self, partitions: Mapping[str, Iterable[int]], delay_ms: int | None = None,
+                              immediate: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> dict[str, Result]:
+        """DeletePartitions by partition index: {topic: Result with each partition's status and error}.
 
-        delay_ms None: each partition is removed once empty (KIP-253); a number: that long after it
-        became ReadOnly, data or not (KIP-694)."""
+        The partitions must be the topic's highest undeleted ones. delay_ms None: each is removed
+        once empty (KIP-253); a number: that long after it became ReadOnly, data or not (KIP-694);
+        immediate: right away."""
         T = DeletePartitionsRequest.DeletePartitionsTopic
-        request = DeletePartitionsRequest(timeout_ms=timeout_ms, validate_only=validate_only,
-                                          delete_partitions_delay_ms=-1 if delay_ms is None else delay_ms,
-                                          topics=[T(name=t, count=n) for t, n in counts.items()])
+        request = DeletePartitionsRequest(timeout_ms=timeout_ms, immediate_delete=immediate,
+                                          delete_partitions_delay=-1 if delay_ms is None else delay_ms,
+                                          topics=[T(name=t, partitions=sorted(ps)) for t, ps in partitions.items()])
         response = self.request(request, 0)
         _raise(response.error_code, response.error_message, "deleting partitions")
-        return {r.name: Result(r.error_code, r.error_message,
-                               {p.partition_index: PartitionMode.of(p.mode) for p in r.partitions})
-                for r in response.results}
+        return {r.name: Result.of_partitions({p.partition_index: PartitionResult(
+                    PartitionMode.of(p.status_code), p.error_code, p.error_message) for p in r.partitions})
+                for r in response.responses}
 
-    def shrink(self, topic: str, count: int, delay_ms: int | None = None,
+    def delete_partitions(self, partitions: Mapping[str, DeletePartitions | int], delay_ms: int | None = None,
+                          timeout_ms: int = DEFAULT_TIMEOUT_MS) -> dict[str, Result]:
+        """KIP-694's deletePartitions: each topic down to its total count (a number stands for
+        DeletePartitions(number)); the partitions above it, from Metadata, go in the request."""
+        asks = {t: d if isinstance(d, DeletePartitions) else DeletePartitions(d) for t, d in partitions.items()}
+        out: dict[str, Result] = {}
+        lists: dict[bool, dict[str, list[int]]] = {False: {}, True: {}}
+        known = self.metadata(list(asks))
+        for name, ask in asks.items():
+            info = known.get(name)
+            if info is None or info.error != ErrorCode.NONE:
+                out[name] = Result(info.error if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                   f"topic {name!r} is not in the cluster's metadata")
+                continue
+            undeleted = info.undeleted_partition_count
+            undeleted = len(info.partitions) if undeleted is None else undeleted
+            if not 1 <= ask.total_count < undeleted:
+                out[name] = Result(ErrorCode.INVALID_PARTITIONS, f"topic {name!r} has {undeleted} undeleted "
+                                   f"partitions; the new count {ask.total_count} must be smaller and at least 1")
+                continue
+            lists[ask.immediate_delete][name] = list(range(ask.total_count, undeleted))
+        for immediate, named in lists.items():
+            if named:
+                out.update(self.delete_partition_list(named, delay_ms, immediate, timeout_ms))
+        return out
+
+    def shrink(self, topic: str, count: int, delay_ms: int | None = None, immediate: bool = False,
                timeout_ms: int = DEFAULT_TIMEOUT_MS) -> dict[int, PartitionMode]:
         """Shrink `topic` to `count` undeleted partitions; the marked partitions and their modes."""
         if delay_ms is not None and delay_ms < 0:
             raise ValueError(f"delay_ms must be >= 0 (or None: once empty), got {delay_ms}")
-        r = self.delete_partitions({topic: count}, delay_ms, timeout_ms)[topic]
+        r = self.delete_partitions({topic: DeletePartitions(count, immediate)}, delay_ms, timeout_ms)[topic]
         _raise(r.code, r.message, f"shrinking {topic!r} to {count} partitions")
         return r.modes
 

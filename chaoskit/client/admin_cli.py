@@ -1,13 +1,15 @@
 """`chaoskit admin`: the proposals' topic changes against a running cluster.
 
     chaoskit admin expand TOPIC --to N --bootstrap-server HOST:PORT
-    chaoskit admin shrink TOPIC --to N [--delay-ms D] --bootstrap-server HOST:PORT
+    chaoskit admin shrink TOPIC --to N [--delay-ms D | --immediate] --bootstrap-server HOST:PORT
     chaoskit admin describe TOPIC [--json] --bootstrap-server HOST:PORT
 
 expand grows a topic (KIP-253: older partitions' leader epochs are bumped, new ones record them).
 shrink marks the partitions from N up ReadOnly; without --delay-ms each is removed once it is empty
 (KIP-253: consumed away by retention or DeleteRecords), with it D ms after it became ReadOnly, data
-or not (KIP-694). describe prints the counts, each partition's leader, epoch, mode and epoch maps.
+or not (KIP-694), with --immediate right away (KIP-694's immediate_delete). describe prints the
+counts, each partition's leader, epoch, mode and epoch maps. Before expand and shrink the command
+prints KIP-694's warnings where they apply (client/admin_warnings.py) to stderr and goes on.
 A refusal prints the broker's error and exits 1; a bad argument exits 2.
 """
 from __future__ import annotations
@@ -17,7 +19,9 @@ import json
 import sys
 from typing import Any
 
+from chaoskit.client import admin_warnings
 from chaoskit.client.admin import AdminClient, AdminError, TopicDescription, parse_bootstrap
+from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.wire_client import WireError
 
 
@@ -56,31 +60,53 @@ def register(sub: Any) -> None:
         else:
             p.add_argument("--to", required=True, type=_count, metavar="N", help="the new partition count")
         if name == "shrink":
-            p.add_argument("--delay-ms", type=_delay, metavar="D",
-                           help="remove the partitions D ms after they become ReadOnly (KIP-694); "
-                                "default: once each is empty (KIP-253)")
+            when = p.add_mutually_exclusive_group()
+            when.add_argument("--delay-ms", type=_delay, metavar="D",
+                              help="remove the partitions D ms after they become ReadOnly (KIP-694); "
+                                   "default: once each is empty (KIP-253)")
+            when.add_argument("--immediate", action="store_true",
+                              help="remove the partitions right away (KIP-694's immediate_delete)")
         p.set_defaults(func=run)
+
+
+def warn(lines: list[str]) -> None:
+    for line in lines:
+        print(line, file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         with AdminClient(args.bootstrap_server) as admin:
+            if args.admin_command == "describe":
+                described = admin.describe(args.topic)
+                print(json.dumps(described.to_json()) if args.json else render(described))
+                return 0
+            warn(admin_warnings.topic_warnings(admin.topic(args.topic)))
             if args.admin_command == "expand":
                 info = admin.expand(args.topic, args.to)
                 print(f"{args.topic}: {len(info.partitions)} partitions "
                       f"(undeleted {info.undeleted_partition_count}, initial {info.initial_partition_count})")
-            elif args.admin_command == "shrink":
-                modes = admin.shrink(args.topic, args.to, args.delay_ms)
-                when = "once empty" if args.delay_ms is None else f"after {args.delay_ms} ms"
-                print(f"{args.topic}: undeleted partitions now {args.to}; marked for deletion ({when}): "
-                      + ", ".join(f"{p} {m.label}" for p, m in sorted(modes.items())))
             else:
-                described = admin.describe(args.topic)
-                print(json.dumps(described.to_json()) if args.json else render(described))
+                shrink(admin, args)
     except (AdminError, WireError) as e:
         print(f"chaoskit admin {args.admin_command}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def shrink(admin: AdminClient, args: argparse.Namespace) -> None:
+    missing = admin_warnings.feature_missing(admin.api_versions())
+    warn([admin_warnings.FEATURE] if missing else [])
+    try:
+        modes = admin.shrink(args.topic, args.to, args.delay_ms, args.immediate)
+    except AdminError as e:
+        if e.code == ErrorCode.TOPIC_DELETION_DISABLED and not missing:
+            warn([admin_warnings.FEATURE])
+        raise
+    when = ("right away" if args.immediate else "once empty" if args.delay_ms is None
+            else f"after {args.delay_ms} ms")
+    print(f"{args.topic}: undeleted partitions now {args.to}; marked for deletion ({when}): "
+          + ", ".join(f"{p} {m.label}" for p, m in sorted(modes.items())))
 
 
 def render(d: TopicDescription) -> str:

@@ -152,9 +152,10 @@ class OrderedProducer:
     def _send_unacked(self, topic: str, partition: int, key: bytes) -> None:
         info = self.view.topics[topic]
         D = ProduceRequest.TopicProduceData
-        request = ProduceRequest(transactional_id=None, acks=0, timeout_ms=self.request_timeout_ms, topic_data=[D(
-            name=topic, undeleted_partition_count=info.undeleted_partition_count, partition_data=[
-                D.PartitionProduceData(index=partition, records=build_batch([(key, None)]))])])
+        part = D.PartitionProduceData(index=partition, records=build_batch([(key, None)]))
+        request = ProduceRequest(transactional_id=None, acks=0, timeout_ms=self.request_timeout_ms, mode_aware=True,
+                                 topic_data=[D(name=topic, undeleted_partition_count=info.undeleted_partition_count,
+                                               partition_data=[part])])
         self.view.connection(info.partitions[partition].leader).request(request, PRODUCE_VERSION)
         self.tombstones_sent.append((topic, partition, key))
 
@@ -233,7 +234,7 @@ class OrderedProducer:
         D = ProduceRequest.TopicProduceData
         count = info.undeleted_partition_count if ordered(info) else UNKNOWN_COUNT
         request = ProduceRequest(transactional_id=None, acks=self.acks, timeout_ms=self.request_timeout_ms,
-                                 topic_data=[D(name=topic, undeleted_partition_count=count, partition_data=[
+                                 mode_aware=True, topic_data=[D(name=topic, undeleted_partition_count=count, partition_data=[
                                      D.PartitionProduceData(index=p, records=data)])])
         conn = self.view.connection(part.leader)
         try:

@@ -26,7 +26,7 @@ SPEC: Spec = {
     "ordered.delivery.enable": ("ordered_delivery_enable", parse_bool, True),
     "delete.topic.partition.enable": ("delete_topic_partition_enable", parse_bool, True),
     "delete.topic.partition.interval.delay.ms":
-        ("delete_topic_partition_interval_delay_ms", parse_int(0, MAX_MS), 60000),
+        ("delete_topic_partition_interval_delay_ms", parse_int(0, MAX_MS), 300000),
     "controller.unstable.allow.internal.coordinator.partition.increase":
         ("allow_internal_partition_increase", parse_bool, False),
     "controller.failpoints": ("failpoints", parse_names(FAILPOINTS, "failpoint"), frozenset()),
@@ -44,7 +44,7 @@ class ControllerConfig:
     unclean_leader_election_enable: bool = False
     ordered_delivery_enable: bool = True
     delete_topic_partition_enable: bool = True
-    delete_topic_partition_interval_delay_ms: int = 60000
+    delete_topic_partition_interval_delay_ms: int = 300000  # KIP-694: 5 minutes
     allow_internal_partition_increase: bool = False
     failpoints: frozenset[str] = frozenset()
     mutations: frozenset[str] = frozenset()  # elements turned off for `chaoskit mutate` (protocol/mutations.py)

@@ -413,6 +413,9 @@ class Controller:
     def on_partition_deletion_tick(self, _: Any) -> None:
         partition_deletion.on_tick(self)
 
+    def on_partitions_due(self, arg: list[TopicPartition]) -> None:
+        partition_deletion.on_due(self, arg)
+
     def on_drain_checked(self, arg: tuple[TopicPartition, int, int]) -> None:
         partition_deletion.on_drain_checked(self, arg)
 

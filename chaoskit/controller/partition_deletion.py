@@ -1,7 +1,9 @@
 """Removing partitions marked for deletion (KIP-253 step 3, KIP-694's delayed deletion).
 
-A periodic tick (every `delete.topic.partition.interval.delay.ms`) looks at each ReadOnly partition:
+A periodic tick (every `delete.topic.partition.interval.delay.ms`, KIP-694's check interval, by
+default 5 minutes) looks at each ReadOnly partition:
 - one marked with a delay (`delete_at_ms`, KIP-694) goes to mode None once that time has passed;
+  one marked with no delay (`immediate_delete`) does so at once, without waiting for the tick;
 - one marked without (KIP-253) is checked with ListOffsets at its leader and goes to None once it
   is empty (log start = log end), whether drained by retention or DeleteRecords.
 A None partition gets StopReplica(delete) at every replica, retried on each tick and whenever a
@@ -41,11 +43,11 @@ def on_tick(ctl: Controller) -> None:
     assert ctx is not None
     now = _now_ms()
     for tp, s in sorted(ctx.states.items()):
-        if tp[0] in ctx.deleting or tp[0] not in ctx.assignments:
+        if not _live(ctl, tp):
             continue
         if s.mode == PartitionMode.READ_ONLY:
             if s.delete_at_ms is not None:
-                if now >= s.delete_at_ms:
+                if _delay_passed(s, now):
                     to_none(ctl, tp, f"its deletion delay passed at {s.delete_at_ms}")
             else:
                 _check_drained(ctl, tp)
@@ -54,6 +56,28 @@ def on_tick(ctl: Controller) -> None:
                 send_deletes(ctl, tp)
             else:  # every replica answered; an earlier removal attempt lost a race with a topic znode write
                 remove(ctl, tp)
+
+
+def on_due(ctl: Controller, tps: list[TopicPartition]) -> None:
+    """Partitions just marked with no delay (immediate_delete): to None now if nothing moved them on."""
+    ctx = ctl.ctx
+    assert ctx is not None
+    now = _now_ms()
+    for tp in tps:
+        s = ctx.states.get(tp)
+        if _live(ctl, tp) and s is not None and s.mode == PartitionMode.READ_ONLY and _delay_passed(s, now):
+            to_none(ctl, tp, "it was deleted immediately")
+
+
+def _live(ctl: Controller, tp: TopicPartition) -> bool:
+    """The partition's topic is still there and not being deleted as a whole."""
+    ctx = ctl.ctx
+    assert ctx is not None
+    return tp[0] not in ctx.deleting and tp[0] in ctx.assignments
+
+
+def _delay_passed(s: Any, now: int) -> bool:
+    return s.delete_at_ms is not None and now >= s.delete_at_ms
 
 
 def _check_drained(ctl: Controller, tp: TopicPartition) -> None:

@@ -118,6 +118,8 @@ def _mark(ctl: Controller, topic: str, assignment: TopicAssignment) -> set[Topic
     log.info("%s: partitions %s marked for deletion (ReadOnly, %s), leaderEpochBeforeDeletion %s", topic, todo,
              "removed once empty" if delete_at is None else f"removed after {delay} ms", epochs)
     ctl.failpoints.hit("deletion.after-mark")
+    if delay == 0:  # immediate_delete: to None now, not at the next check (up to the whole interval away)
+        ctl.post("partitions_due", [(topic, p) for p in todo])
     return {(topic, p) for p in todo}
 
 

@@ -8,6 +8,7 @@ JSON schema (docs/protocol.md "Tagged fields"):
 | 10000 | `initial_partition_count` | Metadata response topic (v9+) |
 | 10001 | `undeleted_partition_count` | Metadata response topic (v9+), Produce request topic (v9), Fetch request topic (v12) |
 | 10002 | `mode` (PartitionMode) | Metadata response partition (v9+) |
+| 10005 | `mode_aware` | Produce request (v9): the client reads partition modes (KIP-694) |
 
 A field at its default (-1 for counts, ReadWrite for mode) is not written at all, so an unpatched
 broker's answers are byte for byte what they were. kafka-python registers every response class it
@@ -32,8 +33,10 @@ TAG_UNDELETED_PARTITION_COUNT = 10001
 TAG_MODE = 10002
 TAG_REMOVED_PARTITIONS = 10003  # UpdateMetadata (private) only
 TAG_ALLOW_INTERNAL_PARTITION_INCREASE = 10004  # UpdateMetadata (private) only
+TAG_MODE_AWARE = 10005
 
 UNKNOWN_COUNT = -1  # a count field's default: not known / not sent
+MODE_METADATA_VERSION = 9  # the first Metadata version that carries `mode` (KIP-694's "new version")
 
 
 class PartitionMode(IntEnum):
@@ -69,11 +72,17 @@ _INITIAL = ("InitialPartitionCount", "int32", TAG_INITIAL_PARTITION_COUNT, UNKNO
 _UNDELETED = ("UndeletedPartitionCount", "int32", TAG_UNDELETED_PARTITION_COUNT, UNKNOWN_COUNT,
               "KIP-253: the partition count producers use; -1 unknown.")
 _MODE = ("Mode", "int8", TAG_MODE, int(PartitionMode.READ_WRITE), "KIP-694: 0 ReadWrite, 1 ReadOnly, -1 None.")
+# a Produce refused by a partition's mode gets our code only from a client that says it reads modes
+_MODE_AWARE = ("ModeAware", "bool", TAG_MODE_AWARE, False,
+               "KIP-694: this client reads partition modes; without it a Produce to a ReadOnly or None "
+               "partition is answered LEADER_NOT_AVAILABLE.")
 
 
 def _add(fields: list[dict[str, Any]], spec: tuple[str, str, int, int, str], since: int) -> None:
     name, type_, tag, default, about = spec
     fields.append(_tagged(name, type_, tag, since, default, about))
+    if type_ == "bool":
+        fields[-1]["default"] = "true" if default else "false"
 
 
 _STOCK_METADATA_DECODER = weakref.proxy(_StockMetadataResponse)
@@ -94,16 +103,17 @@ class MetadataResponse(_StockMetadataResponse):
         topic = _field(json["fields"], "Topics")
         _add(topic["fields"], _INITIAL, 9)
         _add(topic["fields"], _UNDELETED, 9)
-        _add(_field(topic["fields"], "Partitions")["fields"], _MODE, 9)
+        _add(_field(topic["fields"], "Partitions")["fields"], _MODE, MODE_METADATA_VERSION)
         return json
 
 
 class ProduceRequest(_StockProduceRequest):
-    """Produce with the producer's `undeleted_partition_count` per topic (v9)."""
+    """Produce with the producer's `undeleted_partition_count` per topic and `mode_aware` (v9)."""
 
     @classmethod
     def json_patch(cls, json: dict[str, Any]) -> dict[str, Any]:
         _add(_field(json["fields"], "TopicData")["fields"], _UNDELETED, 9)
+        _add(json["fields"], _MODE_AWARE, 9)
         return json
 
 

@@ -30,7 +30,8 @@
 - `freeze-client-metadata`: the workload's clients stop refreshing metadata (each client that
   has `freeze_metadata()`/`thaw_metadata()`; the target is `client`).
 - `admin`: a scheduled admin change: `op` `expand` or `shrink`, `topic`, `to` (a count) or `by`
-  (a change, e.g. 2 or -2), `delay_ms` (shrink: KIP-694's delay; absent: removed once empty).
+  (a change, e.g. 2 or -2), `delay_ms` (shrink: KIP-694's delay; absent: removed once empty),
+  `immediate` (shrink: KIP-694's immediate_delete, removed at once).
 """
 from __future__ import annotations
 
@@ -317,7 +318,7 @@ class AdminFault(WindowedFault):
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         from chaoskit.client.admin import AdminClient
 
-        check_params(self.name, params, {"op", "topic", "to", "by", "delay_ms", "written_within_s"})
+        check_params(self.name, params, {"op", "topic", "to", "by", "delay_ms", "immediate", "written_within_s"})
         op, topic = params.get("op"), params.get("topic")
         if op not in ("expand", "shrink") or not topic:
             raise ValueError(f"admin: needs op expand|shrink and a topic, got op={op!r} topic={topic!r}")
@@ -332,7 +333,7 @@ class AdminFault(WindowedFault):
             change = {"process": "admin", "f": op, "topic": topic, "value": {"count": count}}
             self._record({**change, "type": "invoke"})
             try:
-                modes = self._change(admin, op, topic, count, params.get("delay_ms"))
+                modes = self._change(admin, op, topic, count, params.get("delay_ms"), bool(params.get("immediate")))
             except Exception as e:
                 # refused outright: it did not happen; anything else (a timeout): it may have
                 definite = getattr(e, "code", None) is not None and not getattr(e, "retriable", True)
@@ -344,7 +345,8 @@ class AdminFault(WindowedFault):
                               "partition": partition, "value": {"mode": mode.label}})
         return {"op": op, "topic": topic, "from": before, "to": count}
 
-    def _change(self, admin: Any, op: str, topic: str, count: int, delay_ms: int | None) -> dict[int, Any]:
+    def _change(self, admin: Any, op: str, topic: str, count: int, delay_ms: int | None,
+                immediate: bool = False) -> dict[int, Any]:
         """Expand or shrink; KIP-694's modes of the partitions a shrink marked. A retriable refusal or
         no answer is retried from the next broker until ADMIN_RETRY_S, as Kafka's AdminClient retries
         until its API timeout (a broker whose ZooKeeper session a fault expired answers REQUEST_TIMED_OUT
@@ -363,7 +365,7 @@ class AdminFault(WindowedFault):
                 if op == "expand":
                     admin.expand(topic, count)
                     return ({},)
-                return (admin.shrink(topic, count, delay_ms),)
+                return (admin.shrink(topic, count, delay_ms, immediate),)
             except AdminError as e:
                 if not e.retriable:
                     refused.append(e)

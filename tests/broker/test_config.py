@@ -19,6 +19,8 @@ def test_defaults_follow_the_contract():
     assert c.advertised == c.listener == ("127.0.0.1", 9092)
     assert (c.replica_lag_time_max_ms, c.min_insync_replicas, c.leader_epoch_fencing_enable) == (10000, 1, True)
     assert c.offsets_topic_replication_factor is None and c.peer_addresses == {}
+    # KIP-694's two keys: the check interval's default is the KIP's 300000 (5 minutes)
+    assert (c.delete_topic_partition_enable, c.delete_topic_partition_interval_delay_ms) == (True, 300000)
     c = BrokerConfig.from_dict({**MINIMAL, "advertised.listeners": "PLAINTEXT://127.0.0.5:7000",
                                 "peer.addresses": {"2": "127.0.0.1:7002"}, "leader.epoch.fencing.enable": "false"})
     assert c.advertised == ("127.0.0.5", 7000) and c.peer_addresses == {2: ("127.0.0.1", 7002)}

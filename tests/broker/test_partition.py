@@ -105,8 +105,12 @@ def test_kip253_count_and_kip694_mode_checks(leader):
     assert err.value.code == ErrorCode.INVALID_PARTITION_METADATA and err.value.retriable
     assert "6 is stale" in err.value.message and "8" in err.value.message
     leader.check_writable()
+    leader.check_writable(mode_aware=False)
     for mode in (PartitionMode.READ_ONLY, PartitionMode.NONE):
         leader.mode = mode
         with pytest.raises(KafkaError) as err:
             leader.check_writable()
         assert err.value.code == ErrorCode.INVALID_PARTITION_METADATA and mode.label in err.value.message
+        with pytest.raises(KafkaError) as err:  # a client that cannot read modes: never our private code
+            leader.check_writable(mode_aware=False)
+        assert err.value.code == ErrorCode.LEADER_NOT_AVAILABLE and mode.label in err.value.message

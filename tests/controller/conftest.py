@@ -230,16 +230,16 @@ class KipTools:
 
     @staticmethod
     def produce(cluster: Any, admin: Any, topic: str, partition: int, values: list[bytes],
-                undeleted: int = -1) -> Any:
-        """acks=all Produce v9 to the partition's leader, with KIP-253's count tag unless -1; the
-        partition's response."""
+                undeleted: int = -1, mode_aware: bool = True) -> Any:
+        """acks=all Produce v9 to the partition's leader, with KIP-253's count tag unless -1 and
+        KIP-694's `mode_aware` (as the ordered client sends it, unless False); the partition's response."""
         from chaoskit.protocol.extensions import ProduceRequest
         from chaoskit.protocol.records import build_batch
         leader = admin.topic(topic).partitions[partition].leader
         D = ProduceRequest.TopicProduceData
-        request = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=10_000, topic_data=[D(
-            name=topic, undeleted_partition_count=undeleted, partition_data=[D.PartitionProduceData(
-                index=partition, records=build_batch([(b"k", v) for v in values]))])])
+        part = D.PartitionProduceData(index=partition, records=build_batch([(b"k", v) for v in values]))
+        request = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=10_000, mode_aware=mode_aware, topic_data=[
+            D(name=topic, undeleted_partition_count=undeleted, partition_data=[part])])
         with WireClient(*cluster.broker(leader).address, timeout=15) as c:
             return c.request(request, 9).responses[0].partition_responses[0]
 

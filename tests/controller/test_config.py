@@ -14,6 +14,11 @@ def test_config_defaults_and_refusals(tmp_path: Path):
     cfg = ControllerConfig.from_dict({"controller.id": 1, "zookeeper.connect": "127.0.0.1:2181",
                                       "broker.addresses": {"2": "127.0.0.1:7000"}})
     assert cfg.request_timeout_ms == 5000 and not cfg.unclean_leader_election_enable
+    # KIP-694: the deletion task checks every 300000 ms (5 minutes) unless told otherwise
+    assert (cfg.delete_topic_partition_enable, cfg.delete_topic_partition_interval_delay_ms) == (True, 300000)
+    assert ControllerConfig.from_dict({"controller.id": 1, "zookeeper.connect": "h:1",
+                                       "delete.topic.partition.interval.delay.ms": 1000}
+                                      ).delete_topic_partition_interval_delay_ms == 1000
     assert cfg.broker_address(2, ("127.0.0.1", 1)) == ("127.0.0.1", 7000)
     assert cfg.broker_address(3, ("127.0.0.1", 1)) == ("127.0.0.1", 1)
     with pytest.raises(ConfigError, match="unknown key.*'controler.id'"):

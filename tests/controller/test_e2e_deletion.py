@@ -5,7 +5,9 @@ partitions, refuses new writes to the marked ones and an expansion of the topic;
 partition goes (from Metadata, ZooKeeper and every disk) once it is empty, after DeleteRecords or
 when time-based retention (`retention.ms`) expired its records, and then the topic can grow again. With a delay (KIP-694) the partitions go after it, data or not;
 StopReplica(delete) is retried until every replica has answered, so a dead replica holds the
-removal up until it comes back and deletes its copy too.
+removal up until it comes back and deletes its copy too. KIP-694's request names the partitions
+(a tail of the undeleted ones) and answers each with its mode and error; `immediate_delete` removes
+at once, not at the next check; clients that cannot read modes get LEADER_NOT_AVAILABLE.
 """
 from __future__ import annotations
 
@@ -15,12 +17,14 @@ from typing import Any
 
 import pytest
 from kafka import KafkaConsumer, TopicPartition
+from kafka.protocol.metadata import MetadataRequest
 
-from chaoskit.client.admin import AdminClient, AdminError
+from chaoskit.client.admin import AdminClient, AdminError, DeletePartitions
 from chaoskit.cluster.local import LocalCluster
 from chaoskit.cluster.waiting import wait_for
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.extensions import PartitionMode
+from chaoskit.protocol.wire_client import WireClient
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +151,7 @@ def test_kip253_refuses_a_shrink_below_the_initial_count(cluster: LocalCluster, 
     grown(cluster, admin, kip, "floor", 3, 5)
     with pytest.raises(AdminError) as err:
         admin.shrink("floor", 2)
-    assert err.value.code == ErrorCode.INVALID_PARTITIONS and "at least 3" in err.value.message
+    assert err.value.code == ErrorCode.INVALID_PARTITIONS and "initial partition count 3" in err.value.message
     with pytest.raises(AdminError):
         admin.shrink("floor", 5)  # not smaller
     assert admin.topic("floor").marked_for_deletion == []
@@ -162,7 +166,7 @@ def test_kip694_readonly_then_gone_after_the_delay(cluster: LocalCluster, admin:
                                                                      3: PartitionMode.READ_ONLY}
     states = kip.state_znodes(cluster, topic)
     assert states[3].mode == PartitionMode.READ_ONLY and states[3].delete_at_ms is not None
-    refused = kip.produce(cluster, admin, topic, 3, [b"late"])
+    refused = kip.produce(cluster, admin, topic, 3, [b"late"])  # mode aware: told its metadata is stale
     assert refused.error_code == ErrorCode.INVALID_PARTITION_METADATA and "ReadOnly" in refused.error_message
     assert read_all(cluster, topic, 3) == [b"3-0", b"3-1", b"3-2"]  # ReadOnly serves reads
 
@@ -171,6 +175,54 @@ def test_kip694_readonly_then_gone_after_the_delay(cluster: LocalCluster, admin:
     assert time.monotonic() - marked_at >= delay_s
     kip.wait_consistent(cluster, topic)
     assert sorted(admin.topic(topic).partitions) == [0, 1]
+
+
+def test_kip694_partition_lists_and_their_per_partition_errors(cluster: LocalCluster, admin: AdminClient, kip: Any):
+    grown(cluster, admin, kip, "listed", 2, 6)
+    answer = admin.delete_partition_list({"listed": [3, 5], "absent": [0]}, delay_ms=60_000)
+    hole = answer["listed"].partitions
+    assert hole[3].code == ErrorCode.INVALID_PARTITIONS and "[4] above it are kept" in hole[3].message
+    assert hole[5].code == ErrorCode.INVALID_PARTITIONS and "left unchanged" in hole[5].message
+    assert hole[3].status == hole[5].status == PartitionMode.READ_WRITE
+    assert answer["absent"].partitions[0].code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    unknown = admin.delete_partition_list({"listed": [5, 9]})["listed"].partitions
+    assert (unknown[9].code, unknown[5].code) == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_PARTITIONS)
+    floor = admin.delete_partition_list({"listed": [1, 2, 3, 4, 5]})["listed"].partitions
+    assert floor[1].code == ErrorCode.INVALID_PARTITIONS and "initial partition count 2" in floor[1].message
+    for bad in ({"delay_ms": -2}, {"delay_ms": 5, "immediate": True}):
+        with pytest.raises(AdminError) as err:
+            admin.delete_partition_list({"listed": [5]}, **bad)
+        assert err.value.code == ErrorCode.INVALID_REQUEST
+    assert admin.topic("listed").marked_for_deletion == []  # every refusal left the topic alone
+
+    for _ in range(2):  # the second time is a retry: the partitions are marked already, nothing changes
+        done = admin.delete_partition_list({"listed": [4, 5]}, delay_ms=60_000)["listed"]
+        assert done.ok and done.modes == {4: PartitionMode.READ_ONLY, 5: PartitionMode.READ_ONLY}
+        info = admin.topic("listed")
+        assert (info.undeleted_partition_count, info.marked_for_deletion) == (4, [4, 5])
+
+
+def test_kip694_clients_that_cannot_read_modes_get_leader_not_available(
+        cluster: LocalCluster, admin: AdminClient, kip: Any):
+    topic = "hidden"
+    grown(cluster, admin, kip, topic, 1, 3)
+    admin.shrink(topic, 2, delay_ms=60_000)  # partition 2 ReadOnly for a minute
+    kip.wait_consistent(cluster, topic)
+    refused = kip.produce(cluster, admin, topic, 2, [b"late"], mode_aware=False)  # as a stock producer sends it
+    assert refused.error_code == ErrorCode.LEADER_NOT_AVAILABLE and "ReadOnly" in refused.error_message
+    assert kip.produce(cluster, admin, topic, 1, [b"fine"], mode_aware=False).error_code == ErrorCode.NONE
+    for version, marked in ((4, (ErrorCode.LEADER_NOT_AVAILABLE, -1)), (8, (ErrorCode.LEADER_NOT_AVAILABLE, -1)),
+                            (9, None), (12, None)):  # v9 is the first to carry `mode`
+        with WireClient(*cluster.broker(1).address, timeout=15) as c:
+            answer = c.request(MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=topic, topic_id=None)],
+                                               allow_auto_topic_creation=False), version)
+        parts = {p.partition_index: (p.error_code, p.leader_id) for p in answer.topics[0].partitions}
+        assert all(code == ErrorCode.NONE and leader > 0 for code, leader in (parts[0], parts[1])), version
+        if marked:
+            assert parts[2] == marked, version
+        else:
+            assert parts[2][0] == ErrorCode.NONE and parts[2][1] > 0, version
+    assert read_all(cluster, topic, 2) == [b"2-0", b"2-1", b"2-2"]  # stock kafka-python (v12) still reads it
 
 
 def test_stop_replica_is_retried_until_the_dead_replica_deletes(cluster: LocalCluster, admin: AdminClient, kip: Any):
@@ -197,3 +249,18 @@ def test_stop_replica_is_retried_until_the_dead_replica_deletes(cluster: LocalCl
     wait_for(lambda: gone(cluster, admin, kip, topic, 1), 30, "partition 1 removed once broker 3 came back",
              down.log_path)
     kip.wait_consistent(cluster, topic)
+
+
+def test_kip694_immediate_delete_goes_at_once_while_delays_wait_for_the_check(
+        kip_cluster: Callable[..., LocalCluster], kip: Any):
+    # the KIP's check interval (its default, 5 minutes), set explicitly as every test cluster sets its own
+    slow = kip_cluster(controllers=1, controller_config={"delete.topic.partition.interval.delay.ms": 300_000})
+    with AdminClient(slow.bootstrap_servers) as admin:
+        for topic in ("later", "now"):
+            grown(slow, admin, kip, topic, 1, 2)
+        admin.shrink("later", 1, delay_ms=1)  # due a millisecond from now, but looked at only on the check
+        result = admin.delete_partitions({"now": DeletePartitions(1, immediate_delete=True)})["now"]
+        assert result.ok and result.modes[1] in (PartitionMode.READ_ONLY, PartitionMode.NONE)
+        wait_for(lambda: gone(slow, admin, kip, "now", 1), 30, "partition 1 of 'now' removed without a check")
+        late = kip.state_znodes(slow, "later")[1]
+        assert late.mode == PartitionMode.READ_ONLY and late.delete_at_ms < time.time() * 1000  # overdue, waiting

@@ -56,8 +56,12 @@ def test_produce_and_fetch_counts():
     assert ext.ProduceRequest.decode(bytes(produce.encode(version=9)), version=9).topic_data[0].undeleted_partition_count == 6
     stock = StockProduce(transactional_id=None, acks=-1, timeout_ms=1, topic_data=[
         StockProduce.TopicProduceData(name="t", partition_data=[])])
-    for v in (8, 9):  # a stock producer's request: no tag, the unknown count
-        assert ext.ProduceRequest.decode(bytes(stock.encode(version=v)), version=v).topic_data[0].undeleted_partition_count == -1
+    for v in (8, 9):  # a stock producer's request: no tag, the unknown count, not mode aware
+        back = ext.ProduceRequest.decode(bytes(stock.encode(version=v)), version=v)
+        assert (back.topic_data[0].undeleted_partition_count, back.mode_aware) == (-1, False)
+    aware = ext.ProduceRequest(transactional_id=None, acks=-1, timeout_ms=1, mode_aware=True, topic_data=[])
+    assert ext.ProduceRequest.decode(bytes(aware.encode(version=9)), version=9).mode_aware is True
+    assert StockProduce.decode(bytes(aware.encode(version=9)), version=9).acks == -1  # stock brokers skip it
     F = ext.FetchRequest.FetchTopic
     fetch = ext.FetchRequest(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1, isolation_level=0, session_id=0,
                              session_epoch=-1, rack_id="", forgotten_topics_data=[],

@@ -99,10 +99,12 @@ def test_the_proposals_private_apis_round_trip():
     header, _ = decode_request(framed(PartitionLeaderEpochsForPartitionsRequest(topics=[E(name="t", partitions=[4])])))
     assert header.request_api_key == internal.PARTITION_LEADER_EPOCHS == 32004
     D = DeletePartitionsRequest.DeletePartitionsTopic
-    header, dp = decode_request(framed(DeletePartitionsRequest(timeout_ms=1, delete_partitions_delay_ms=5000,
-                                                               topics=[D(name="t", count=2)])))
+    header, dp = decode_request(framed(DeletePartitionsRequest(timeout_ms=1, delete_partitions_delay=5000,
+                                                               topics=[D(name="t", partitions=[2, 3])])))
     assert header.request_api_key == internal.DELETE_PARTITIONS == 32005
-    assert (dp.delete_partitions_delay_ms, dp.validate_only, dp.topics[0].count) == (5000, False, 2)
+    assert (dp.immediate_delete, dp.delete_partitions_delay, dp.topics[0].partitions) == (False, 5000, [2, 3])
+    _, dp = decode_request(framed(DeletePartitionsRequest(timeout_ms=1, immediate_delete=True, topics=[])))
+    assert (dp.immediate_delete, dp.delete_partitions_delay) == (True, -1)  # the delay defaults to -1
     R = PartitionLeaderEpochsForPartitionsResponse
     P = R.PartitionLeaderEpochsForPartitionsResponseTopic.PartitionLeaderEpochsForPartitionsResponsePartition
     resp = R(throttle_time_ms=0, topics=[R.PartitionLeaderEpochsForPartitionsResponseTopic(name="t", partitions=[P(
@@ -111,6 +113,10 @@ def test_the_proposals_private_apis_round_trip():
     back = R.decode(resp.encode(version=0), version=0).topics[0].partitions[0]
     assert [(e.partition, e.leader_epoch) for e in back.leader_epoch_after_creation] == [(0, 3)]
     DR = DeletePartitionsResponse
-    ok = DR(throttle_time_ms=0, error_code=0, results=[DR.DeletePartitionsTopicResult(name="t", error_code=0, partitions=[
-        DR.DeletePartitionsTopicResult.DeletePartitionsPartitionResult(partition_index=2, mode=1, error_code=0)])])
-    assert DR.decode(ok.encode(version=0), version=0).results[0].partitions[0].mode == 1
+    T = DR.DeletePartitionsTopicResult
+    ok = DR(throttle_time_ms=0, error_code=0, responses=[T(name="t", partitions=[
+        T.DeletePartitionsPartitionResult(partition_index=2, status_code=1, error_code=0),
+        T.DeletePartitionsPartitionResult(partition_index=9, status_code=-1, error_code=3, error_message="gone")])])
+    back = DR.decode(ok.encode(version=0), version=0).responses[0].partitions
+    assert [(p.partition_index, p.status_code, p.error_code, p.error_message) for p in back] == \
+        [(2, 1, 0, None), (9, -1, 3, "gone")]

@@ -6,6 +6,8 @@ Batches are validated (CRC32C, magic 2) before anything is written: CORRUPT_MESS
 The proposals' refusals, both INVALID_PARTITION_METADATA (retriable, with a message): a partition
 marked for deletion (KIP-694 ReadOnly or None), and a topic's undeleted_partition_count tag that is
 not the one the leader learned with its epoch (KIP-253; a request without the tag is not checked).
+A Produce without the `mode_aware` tag (a stock client) is refused a marked partition with
+LEADER_NOT_AVAILABLE instead: KIP-694's answer to clients that cannot read modes.
 """
 from __future__ import annotations
 
@@ -28,11 +30,11 @@ PartResponse = ProduceResponse.TopicProduceResponse.PartitionProduceResponse
 
 
 def _append(broker: Any, topic: str, index: int, records: bytes | None, acks: int,
-            undeleted: int) -> tuple[int, int, Any]:
+            undeleted: int, mode_aware: bool) -> tuple[int, int, Any]:
     """(first offset, last offset, partition) of an append as leader; KafkaError on refusal."""
     p = broker.replicas.leader(topic, index)
     if "readonly-refusal" not in broker.config.mutations:
-        p.check_writable()
+        p.check_writable(mode_aware)
     if broker.replicas.checks_partition_count(topic):
         p.check_partition_count(undeleted)
     if acks == -1:
@@ -61,7 +63,7 @@ async def produce(broker: Any, header: Any, request: Any) -> Any:
                 if acks not in (0, 1, -1):
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}: use 0, 1 or -1 (all)")
                 first, last, p = _append(broker, topic.name, part.index, part.records, acks,
-                                         topic.undeleted_partition_count)
+                                         topic.undeleted_partition_count, getattr(request, "mode_aware", False))
                 result.base_offset, result.log_start_offset = first, p.log_start_offset
                 if acks == -1:
                     waits[key] = broker.replicas.wait_replicated(p, last + 1, request.timeout_ms / 1000)
