@@ -3,14 +3,16 @@ go on) and only after the delay None (gone): nothing acknowledged is lost, nothi
 ReadOnly partition. The consumer group joins late (a backlog waits for it), after the reduction:
 with the delay, the partitions stay readable until it has read them. Removing partitions at once,
 without the ReadOnly phase (the unpatched side: KIP-694's `immediate_delete`), drops that backlog:
-caught as `unseen`. Both sides send KIP-694's request: the partitions to delete by index.
+caught as `unseen`. Both sides send KIP-694's request: the partitions to delete by index. The
+active controller fails as the topic grows and as the delay ends (the removal is finished by the
+next one).
 """
 from __future__ import annotations
 
 import pytest
 
 from chaoskit import Topic, admin_step, mix
-from chaoskit.run.mixes import LEADER_ISOLATION, TOPIC
+from chaoskit.run.mixes import LEADER_ISOLATION, TOPIC, controller_failover
 
 REMOVAL = {"delete.topic.partition.enable": True}
 # what the clean claim needs: a key last written to a partition then ReadOnly sent again (it had to
@@ -22,7 +24,10 @@ def _reduction(removal: dict) -> list:
     # created with 4: a topic never shrinks below its initial count, so it grows to 6 first; the
     # shrink waits for records on partition 4 or 5 (producers held up at an isolated leader), at
     # most 3 s, so it still comes before the group joins
-    return [admin_step(0.1, "expand", 6), admin_step(0.3, "shrink", 4, written_within_s=3, **removal)]
+    # most 3 s, so it still comes before the group joins. The active controller is killed as the
+    # topic grows and again when the delay ends, so another one carries out the removal
+    return [admin_step(0.1, "expand", 6), controller_failover(0.1),
+            admin_step(0.3, "shrink", 4, written_within_s=3, **removal), controller_failover(0.78)]
 
 
 def _run(chaos, rate: float):
