@@ -20,6 +20,9 @@ What it adds to a plain group consumer:
   `LogTruncationError` (auto_offset_reset="none") or a reset to the divergence offset, commits
   with the leader epoch and validation of a committed position after a restart.
 
+A topic whose config `enable.ordered.delivery` is false (client/metadata.py reads it) gets none of
+the KIP-253 steps: no gates, no count in Fetch, no position exchange for it, as a stock consumer.
+
 The group heartbeats while `poll` runs (call `poll` at least every few seconds); only the Fetch
 requests to different leaders go out in parallel, from a small thread pool.
 Every action is an event (chaoskit/client/events.py) on `consumer.events`.
@@ -265,7 +268,7 @@ class OrderedConsumer:
                 for t in self.topics if t in self.view.topics}
 
     def _assign(self, members: dict[str, list[str]]) -> dict[str, list[tuple[str, int]]]:
-        self.view.refresh(self.topics)
+        self.view.refresh({*self.topics, *(t for ts in members.values() for t in ts)})  # others' topics too
         split: dict[str, tuple[list[int], list[int]]] = {}
         for t in {t for ts in members.values() for t in ts}:
             info = self.view.topics.get(t)
@@ -330,7 +333,7 @@ class OrderedConsumer:
                 if time.monotonic() >= self._next_heartbeat:
                     self._next_heartbeat = time.monotonic() + self.heartbeat_s
                     self.member.heartbeat()
-                    if "position-exchange" not in self.mutations:
+                    if "position-exchange" not in self.mutations and self._any_ordered():
                         self._exchange_positions()
             if time.monotonic() - self.view.refreshed_at > self.metadata_max_age_s:
                 self._refresh_metadata(force=False)
@@ -501,6 +504,11 @@ class OrderedConsumer:
             if state.deletion is not None:
                 waits.update((t, q) for q in state.deletion.waiting_on)
         return sorted(tp for tp in waits if tp not in self.parts)
+
+    def _any_ordered(self) -> bool:
+        """Does KIP-253 apply to a topic this member reads? (else there is no position to exchange)"""
+        topics = {*self.topics, *(t for t, _ in self.parts)}
+        return any(t in self.view.topics and ordered(self.view.topics[t]) for t in topics)
 
     def _exchange_positions(self) -> None:
         """KIP-253 step 7: report what others wait on when the condition holds, ask for ours."""
