@@ -1,6 +1,8 @@
 """KIP-253: per-key order holds while partitions are added, under leader isolation, broker kills
 and stale metadata. The patched cluster with the ordered client keeps every key's records in
 producer order across partitions; stock Kafka (modulo partitioning) is caught reordering keys.
+A topic with `enable.ordered.delivery=false` beside one with it true is promised no such order:
+each is judged alone by what its config promises, and its sends show which rule placed them.
 """
 from __future__ import annotations
 
@@ -8,10 +10,14 @@ import pytest
 
 from chaoskit import Topic, admin_step, mix
 from chaoskit.run.mixes import BROKER_KILLS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, STALE_METADATA, TOPIC
+from chaoskit.suite.per_topic import routing, topic_result
 
 GROWTH = [admin_step(0.2, "expand", 6), admin_step(0.45, "expand", 8)]
 # what the claim needs: keys that went on in another partition, with both records delivered
 MOVED = {"key-order": {"moved_pairs": 5}}
+# beside TOPIC, a topic KIP-253 leaves alone: its producers hash keys as stock Kafka, its consumers have no gates
+UNORDERED = "orders-unordered"
+PAIR_GROWTH = GROWTH + [admin_step(0.22, "expand", 6, UNORDERED), admin_step(0.47, "expand", 8, UNORDERED)]
 
 
 @pytest.mark.chaos(faults=mix(GROWTH, LEADER_ISOLATION), workload="keyed-sequences", duration=16,
@@ -21,6 +27,27 @@ def test_key_order_across_expansion(chaos):
     result = chaos.run(topics=[Topic(TOPIC, 4)],
                        workload_options=SLOW_GROUP, client_options=SMALL_POLLS)
     chaos.expect(result, unpatched={"key-order"}, evidence=MOVED)
+
+
+@pytest.mark.chaos(faults=mix(PAIR_GROWTH, LEADER_ISOLATION), workload="keyed-sequences", duration=10,
+                   epic="KIP-253", feature="enable.ordered.delivery per topic: a true and a false topic side by side",
+                   severity="normal", guarantee="kip253-key-order")
+def test_key_order_per_topic_setting(chaos):
+    result = chaos.run(topics=[Topic(TOPIC, 4), Topic(UNORDERED, 4, config={"enable.ordered.delivery": "false"})],
+                       workload_options={**SLOW_GROUP, "producers": 4, "consumers": 4, "topics": [TOPIC, UNORDERED]},
+                       client_options=SMALL_POLLS)
+    chaos.expect(topic_result(result, TOPIC), unpatched={"key-order"}, evidence=MOVED)
+    if result.test.client != "ordered":
+        return  # a stock client reads no topic config: both topics get its one rule, judged above
+    placed = {t: routing(result.history, t, (4, 6, 8), initial=4) for t in (TOPIC, UNORDERED)}
+    # linear hashing over 4 -> 6 -> 8 places keys where modulo 4 or 8 would, never where modulo 6
+    # alone would: some of the unordered topic's sends must be there, none of the ordered one's
+    assert placed[TOPIC]["linear"] == placed[TOPIC]["sends"] > 0, \
+        f"{TOPIC} (ordered delivery) not placed by linear hashing alone: {placed[TOPIC]}; replay: {result.replay}"
+    assert placed[UNORDERED]["stock"] == placed[UNORDERED]["sends"] and placed[UNORDERED]["stock_only"] > 0, \
+        f"{UNORDERED} (no ordered delivery) not placed as stock Kafka: {placed[UNORDERED]}; replay: {result.replay}"
+    # every check but key-order holds on the unordered topic too
+    chaos.expect(topic_result(result, UNORDERED, ordered_delivery=False))
 
 
 @pytest.mark.nightly
