@@ -145,6 +145,7 @@ class OrderedConsumer:
         self._asked: set[tuple[str, int]] = set()   # own partitions another member waits on
         self._need_rejoin = False
         self._joined_shape: dict[str, tuple[Any, ...]] = {}
+        self._group_topics: set[str] = set()  # as the group's leader: every member's topics (Kafka's group subscription)
         self._next_heartbeat = 0.0
         self._closed = False
         self.refusals: dict[int, int] = {}  # error code -> how often a Fetch partition was refused
@@ -263,12 +264,15 @@ class OrderedConsumer:
         self.parts = {}
 
     def _shape(self) -> dict[str, tuple[Any, ...]]:
-        # what the group's assignment depends on: each topic's partitions and their modes
+        # what the group's assignment depends on: each topic's partitions and their modes (the
+        # leader watches every member's topics, so a change in one it does not read still rebalances)
         return {t: tuple(sorted((p, int(i.mode)) for p, i in self.view.topics[t].partitions.items()))
-                for t in self.topics if t in self.view.topics}
+                for t in sorted({*self.topics, *self._group_topics}) if t in self.view.topics}
 
     def _assign(self, members: dict[str, list[str]]) -> dict[str, list[tuple[str, int]]]:
-        self.view.refresh({*self.topics, *(t for ts in members.values() for t in ts)})  # others' topics too
+        self._group_topics = {t for ts in members.values() for t in ts}
+        self.view.refresh({*self.topics, *self._group_topics})
+        self._joined_shape = self._shape()  # what this assignment was made from
         split: dict[str, tuple[list[int], list[int]]] = {}
         for t in {t for ts in members.values() for t in ts}:
             info = self.view.topics.get(t)
@@ -285,6 +289,7 @@ class OrderedConsumer:
             self._commit_quietly()
         self._revoke_all()
         self.view.refresh(self.topics)
+        self._group_topics = set()  # the leader's _assign sets them again
         self._joined_shape = self._shape()
         assigned = self.member.join(self.topics, self._assign)
         self._asked, self.group_positions = set(), {}
@@ -366,7 +371,7 @@ class OrderedConsumer:
             log.info("metadata refresh failed: %s", e)
 
     def _refresh_metadata(self, force: bool) -> None:
-        topics = sorted({t for t, _ in self.parts} | set(self.topics))
+        topics = sorted({t for t, _ in self.parts} | set(self.topics) | self._group_topics)
         if not topics:
             return
         frozen = self.view.frozen

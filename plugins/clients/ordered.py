@@ -10,7 +10,9 @@ consumer (also one made while frozen), for the freeze-client-metadata fault.
 Options: `truncation_policy` "reset" (default: reset to the divergence offset, KIP-320's reset
 policy) or "raise" (LogTruncationError; the client then seeks to the divergence offset itself),
 `send_timeout_s`, `poll_ms`, `max_poll_records`, `mutations` (elements of the proposals turned off,
-for `chaoskit mutate`: chaoskit.protocol.mutations).
+for `chaoskit mutate`: chaoskit.protocol.mutations), `metadata_max_age_s` (how old the metadata may
+get before it is asked again; producer 5, consumer 2 by default: a topic without ordered delivery
+learns of new partitions only so, as no broker refuses its stale count).
 """
 from __future__ import annotations
 
@@ -61,7 +63,8 @@ class OrderedClient(ClientBase):
         if self._producer is None:
             self._producer = self._made(OrderedProducer(
                 self.bootstrap, client_id=f"chaoskit-{self.process}", request_timeout_ms=10_000,
-                delivery_timeout_s=self.send_timeout_s, mutations=self.options.get("mutations", ())))
+                delivery_timeout_s=self.send_timeout_s, mutations=self.options.get("mutations", ()),
+                metadata_max_age_s=float(self.options.get("metadata_max_age_s", 5.0))))
             self._producer.events.subscribe(self._record_event)
         try:
             md = self._producer.send(op["topic"], key=self.key_bytes(op),
@@ -81,7 +84,8 @@ class OrderedClient(ClientBase):
                 self.bootstrap, group_id=self.group, client_id=f"chaoskit-{self.process}",
                 auto_offset_reset="earliest", session_timeout_ms=10_000, heartbeat_interval_ms=500,
                 max_poll_records=self.max_records, truncation_policy=self.options.get("truncation_policy", "reset"),
-                mutations=self.options.get("mutations", ())))
+                mutations=self.options.get("mutations", ()),
+                metadata_max_age_s=float(self.options.get("metadata_max_age_s", 2.0))))
             self._consumer.events.subscribe(self._record_event)
             # the callbacks are recorded from the consumer's events, so no listener objects are needed
             self._consumer.subscribe([op["topic"]])
