@@ -12,8 +12,7 @@ another). With `consumer_start_s` the group joins late, as a group started after
 would, and finds a backlog.
 
 With `topics` (a list of names) the workload runs on several topics at once, each with its own
-processes: producer i writes to topics[i mod n], consumer j reads topics[j mod n] (one group), so
-a history cut to one topic's processes is a run of its own (chaoskit/suite/per_topic.py).
+processes: producer i writes to topics[i mod n], consumer j reads topics[j mod n] (one group).
 """
 from __future__ import annotations
 
