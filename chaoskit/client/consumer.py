@@ -145,7 +145,7 @@ class OrderedConsumer:
         self._asked: set[tuple[str, int]] = set()   # own partitions another member waits on
         self._need_rejoin = False
         self._joined_shape: dict[str, tuple[Any, ...]] = {}
-        self._group_topics: set[str] = set()  # as the group's leader: every member's topics (Kafka's group subscription)
+        self._group_topics: set[str] = set()  # as leader: every member's topics (Kafka's group subscription)
         self._next_heartbeat = 0.0
         self._closed = False
         self.refusals: dict[int, int] = {}  # error code -> how often a Fetch partition was refused

@@ -12,7 +12,8 @@ policy) or "raise" (LogTruncationError; the client then seeks to the divergence 
 `send_timeout_s`, `poll_ms`, `max_poll_records`, `mutations` (elements of the proposals turned off,
 for `chaoskit mutate`: chaoskit.protocol.mutations), `metadata_max_age_s` (how old the metadata may
 get before it is asked again; producer 5, consumer 2 by default: a topic without ordered delivery
-learns of new partitions only so, as no broker refuses its stale count).
+learns of new partitions only so, as no broker refuses its stale count), and `group_per_topic`
+(as every client: clients/ops.py `group_for`).
 """
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ class OrderedClient(ClientBase):
 
         if self._consumer is None:
             self._consumer = self._made(OrderedConsumer(
-                self.bootstrap, group_id=self.group, client_id=f"chaoskit-{self.process}",
+                self.bootstrap, group_id=self.group_for(op["topic"]), client_id=f"chaoskit-{self.process}",
                 auto_offset_reset="earliest", session_timeout_ms=10_000, heartbeat_interval_ms=500,
                 max_poll_records=self.max_records, truncation_policy=self.options.get("truncation_policy", "reset"),
                 mutations=self.options.get("mutations", ()),
