@@ -78,6 +78,7 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 0
     mutations: frozenset[str] = frozenset()  # elements turned off for `chaoskit mutate` (protocol/mutations.py)
     request_log_path: str | None = None  # one line per client request and its errors (broker/request_log.py)
+    given: frozenset[str] = frozenset()  # the keys the config file set (DescribeConfigs: static, not default)
 
     @classmethod
     def from_dict(cls, raw: Any) -> "BrokerConfig":
@@ -86,7 +87,7 @@ class BrokerConfig:
             values["advertised"] = values["listener"]
         if values["broker_id"] in values["peer_addresses"]:
             raise ConfigError(f"peer.addresses lists this broker's own id {values['broker_id']}; list only peers")
-        return cls(**values)
+        return cls(**values, given=frozenset(k for k, v in raw.items() if v is not None))
 
     @classmethod
     def load(cls, path: str | Path) -> "BrokerConfig":

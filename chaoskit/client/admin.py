@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from kafka.protocol.admin import CreatePartitionsRequest, CreateTopicsRequest, DeleteRecordsRequest
+from kafka.protocol.admin import (CreatePartitionsRequest, CreateTopicsRequest, DeleteRecordsRequest,
+                                  DescribeConfigsRequest)
 from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 
 from chaoskit.protocol.errors import ErrorCode, error_name, retriable
@@ -36,6 +37,8 @@ METADATA_VERSION = 12  # flexible: carries the KIP tags
 CREATE_TOPICS_VERSION = 5
 CREATE_PARTITIONS_VERSION = 3
 DELETE_RECORDS_VERSION = 2
+DESCRIBE_CONFIGS_VERSION = 1  # what Kafka 4 and our broker answer at the least; the fields we read are all in v1
+TOPIC_RESOURCE = 2
 DEFAULT_TIMEOUT_MS = 30_000
 
 
@@ -67,6 +70,7 @@ class TopicInfo:
     initial_partition_count: int | None = None
     undeleted_partition_count: int | None = None
     is_internal: bool = False
+    ordered_delivery: bool = True  # the topic config enable.ordered.delivery (DescribeConfigs; true when unread)
 
     @property
     def marked_for_deletion(self) -> list[int]:
@@ -355,6 +359,17 @@ class AdminClient:
             out[p.partition_index] = EpochMaps({e.partition: e.leader_epoch for e in p.leader_epoch_after_creation},
                                                {e.partition: e.leader_epoch for e in p.leader_epoch_before_deletion})
         return out
+
+    def topic_configs(self, topics: Iterable[str], keys: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
+        """DescribeConfigs for topics: {topic: {name: value}} (`keys` only, all when None); a topic the
+        broker refused (e.g. UNKNOWN_TOPIC_OR_PARTITION) is left out."""
+        R = DescribeConfigsRequest.DescribeConfigsResource
+        wanted = None if keys is None else list(keys)
+        request = DescribeConfigsRequest(include_synonyms=False, resources=[
+            R(resource_type=TOPIC_RESOURCE, resource_name=t, configuration_keys=wanted) for t in topics])
+        response = self.request(request, DESCRIBE_CONFIGS_VERSION)
+        return {r.resource_name: {c.name: c.value for c in r.configs}
+                for r in response.results if r.error_code == ErrorCode.NONE}
 
     def describe(self, topic: str) -> TopicDescription:
         info = self.topic(topic)

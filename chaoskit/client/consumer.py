@@ -22,6 +22,9 @@ What it adds to a plain group consumer:
   committed position after a restart, `seek` with an epoch, and ListOffsets fenced with the
   current leader epoch (its answer's epoch goes with the reset position).
 
+A topic whose config `enable.ordered.delivery` is false (client/metadata.py reads it) gets none of
+the KIP-253 steps: no gates, no count in Fetch, no position exchange for it, as a stock consumer.
+
 The group heartbeats while `poll` runs (call `poll` at least every few seconds); only the Fetch
 requests to different leaders go out in parallel, from a small thread pool.
 Every action is an event (chaoskit/client/events.py) on `consumer.events`.
@@ -149,6 +152,7 @@ class OrderedConsumer:
         self._reported_to = 0  # the member's `finds` when positions were last reported (a coordinator found anew has none)
         self._need_rejoin = False
         self._joined_shape: dict[str, tuple[Any, ...]] = {}
+        self._group_topics: set[str] = set()  # as leader: every member's topics (Kafka's group subscription)
         self._next_heartbeat = 0.0
         self._closed = False
         self.refusals: dict[int, int] = {}  # error code -> how often a Fetch partition was refused
@@ -284,12 +288,15 @@ class OrderedConsumer:
         self.parts = {}
 
     def _shape(self) -> dict[str, tuple[Any, ...]]:
-        # what the group's assignment depends on: each topic's partitions and their modes
+        # what the group's assignment depends on: each topic's partitions and their modes (the
+        # leader watches every member's topics, so a change in one it does not read still rebalances)
         return {t: tuple(sorted((p, int(i.mode)) for p, i in self.view.topics[t].partitions.items()))
-                for t in self.topics if t in self.view.topics}
+                for t in sorted({*self.topics, *self._group_topics}) if t in self.view.topics}
 
     def _assign(self, members: dict[str, list[str]]) -> dict[str, list[tuple[str, int]]]:
-        self.view.refresh(self.topics)
+        self._group_topics = {t for ts in members.values() for t in ts}
+        self.view.refresh({*self.topics, *self._group_topics})
+        self._joined_shape = self._shape()  # what this assignment was made from
         split: dict[str, tuple[list[int], list[int]]] = {}
         for t in {t for ts in members.values() for t in ts}:
             info = self.view.topics.get(t)
@@ -306,6 +313,7 @@ class OrderedConsumer:
             self._commit_quietly()
         self._revoke_all()
         self.view.refresh(self.topics)
+        self._group_topics = set()  # the leader's _assign sets them again
         self._joined_shape = self._shape()
         assigned = self.member.join(self.topics, self._assign)
         self._asked, self.group_positions = set(), {}
@@ -380,7 +388,7 @@ class OrderedConsumer:
                 if time.monotonic() >= self._next_heartbeat:
                     self._next_heartbeat = time.monotonic() + self.heartbeat_s
                     self.member.heartbeat()
-                    if "position-exchange" not in self.mutations:
+                    if "position-exchange" not in self.mutations and self._any_ordered():
                         self._exchange_positions()
             if time.monotonic() - self.view.refreshed_at > self.metadata_max_age_s:
                 self._refresh_metadata(force=False)
@@ -420,7 +428,7 @@ class OrderedConsumer:
             log.info("metadata refresh failed: %s", e)
 
     def _refresh_metadata(self, force: bool, also: Iterable[str] = ()) -> None:
-        topics = sorted({t for t, _ in self.parts} | set(self.topics) | set(also))
+        topics = sorted({t for t, _ in self.parts} | set(self.topics) | self._group_topics | set(also))
         if not topics:
             return
         frozen = self.view.frozen
@@ -569,6 +577,11 @@ class OrderedConsumer:
             if state.deletion is not None:
                 waits.update((t, q) for q in state.deletion.waiting_on)
         return sorted(tp for tp in waits if tp not in self.parts)
+
+    def _any_ordered(self) -> bool:
+        """Does KIP-253 apply to a topic this member reads? (else there is no position to exchange)"""
+        topics = {*self.topics, *(t for t, _ in self.parts)}
+        return any(t in self.view.topics and ordered(self.view.topics[t]) for t in topics)
 
     def _exchange_positions(self) -> None:
         """KIP-253 step 7: report what others wait on when the condition holds, ask for ours."""

@@ -10,15 +10,25 @@ leader epoch than one already seen is kept as it was (KIP-320's epochs in Metada
 controller no longer updates, a zombie, would otherwise be all the client ever hears from when it
 comes first in the bootstrap list. (A topic deleted and created again under the same name starts
 its epochs over; this view would keep the old one, which no run does.)
+
+Each refresh also reads the topics' `enable.ordered.delivery` (DescribeConfigs, from the same broker)
+into `TopicInfo.ordered_delivery`: where it is false the client skips KIP-253's steps for the topic
+(client/routing.py `ordered`). A topic whose config could not be read keeps the value last read, or
+KIP-253's default (true) until one is.
 """
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 
 from chaoskit.client.admin import AdminClient, TopicInfo
 from chaoskit.protocol.errors import ErrorCode
-from chaoskit.protocol.wire_client import WireClient
+from chaoskit.protocol.wire_client import WireClient, WireError
+
+log = logging.getLogger(__name__)
+ORDERED_DELIVERY = "enable.ordered.delivery"
 
 
 class MetadataError(Exception):
@@ -40,6 +50,7 @@ class ClusterView:
         self.topics: dict[str, TopicInfo] = {}
         self.frozen = False
         self.refreshed_at = 0.0
+        self.ordered_delivery: dict[str, bool] = {}  # topic -> its enable.ordered.delivery as last read
 
     def freeze(self) -> None:
         self.frozen = True
@@ -54,13 +65,26 @@ class ClusterView:
             return self.topics
         try:
             answer = self.admin.metadata(wanted)
+            self._read_ordered_delivery([n for n, i in answer.items() if i.error == ErrorCode.NONE])
         finally:
             self.admin.start_from_next_broker()  # the next refresh asks another broker
         for name, info in answer.items():
             if info.error == ErrorCode.NONE and not _older(info, self.topics.get(name)):
-                self.topics[name] = info
+                self.topics[name] = replace(info, ordered_delivery=self.ordered_delivery.get(name, True))
         self.refreshed_at = time.monotonic()
         return self.topics
+
+    def _read_ordered_delivery(self, topics: list[str]) -> None:
+        if not topics:
+            return
+        try:
+            configs = self.admin.topic_configs(topics, [ORDERED_DELIVERY])
+        except WireError as e:  # metadata came: go on with what was read before
+            log.info("topic configs not read (%s); keeping %s", e, self.ordered_delivery)
+            return
+        for name, config in configs.items():
+            if ORDERED_DELIVERY in config:
+                self.ordered_delivery[name] = (config[ORDERED_DELIVERY] or "true").strip().lower() != "false"
 
     def topic(self, name: str, timeout_s: float | None = None) -> TopicInfo:
         """The topic as last seen; asked for (until `timeout_s`) when not known yet."""

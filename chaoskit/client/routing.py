@@ -1,9 +1,9 @@
 """Where a producer sends a record: linear hashing over the topic's undeleted partitions (KIP-253),
 never a ReadOnly or None partition (KIP-694).
 
-A topic without the KIP counts (an unpatched cluster, or `enable.ordered.delivery` false as the
-broker reports it with no counts) falls back to the stock rule: keyed records by murmur2 modulo
-the partition count, unkeyed round-robin.
+A topic without the KIP counts (an unpatched cluster), or whose topic config
+`enable.ordered.delivery` is false (read by client/metadata.py), falls back to the stock rule:
+keyed records by murmur2 modulo the partition count, unkeyed round-robin.
 
 KIP-253 places unkeyed records by linear hashing too. With no key to hash, the hash is the
 producer's running count of unkeyed records: they spread over the undeleted partitions as linear
@@ -24,8 +24,9 @@ class NoWritablePartition(Exception):
 
 
 def ordered(info: TopicInfo) -> bool:
-    """Does the topic carry KIP-253's counts (so linear hashing applies)?"""
-    return info.initial_partition_count is not None and info.undeleted_partition_count is not None
+    """Do KIP-253's client steps apply to the topic: does it carry the counts, with ordered delivery on?"""
+    return info.ordered_delivery and info.initial_partition_count is not None \
+        and info.undeleted_partition_count is not None
 
 
 def writable(info: TopicInfo) -> list[int]:

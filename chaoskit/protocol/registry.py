@@ -12,7 +12,8 @@ import struct
 from typing import Any
 
 from kafka.protocol.admin import (CreatePartitionsRequest, CreateTopicsRequest, DeleteRecordsRequest,
-                                  DeleteTopicsRequest, DescribeGroupsRequest, ListGroupsRequest)
+                                  DeleteTopicsRequest, DescribeConfigsRequest, DescribeGroupsRequest,
+                                  ListGroupsRequest)
 from kafka.protocol.api_header import RequestHeader
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import (FetchRequest, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
@@ -52,6 +53,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     21: (0, 2),   # DeleteRecords
     22: (0, 4),   # InitProducerId: v5+ is transactions v2 / 2PC
     23: (2, 4),   # OffsetForLeaderEpoch
+    32: (1, 4),   # DescribeConfigs: v0 is gone from Kafka 4's schemas
     37: (0, 3),   # CreatePartitions
     **{key: (0, 0) for key in INTERNAL_APIS},
 }
@@ -61,7 +63,7 @@ _STANDARD_REQUESTS: tuple[type[ApiMessage], ...] = (
     OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest, HeartbeatRequest, LeaveGroupRequest,
     SyncGroupRequest, DescribeGroupsRequest, ListGroupsRequest, ApiVersionsRequest, CreateTopicsRequest,
     DeleteTopicsRequest, DeleteRecordsRequest, InitProducerIdRequest, OffsetForLeaderEpochRequest,
-    CreatePartitionsRequest,
+    CreatePartitionsRequest, DescribeConfigsRequest,
 )
 REQUESTS: dict[int, type[ApiMessage]] = {
     **{cls.API_KEY: cls for cls in _STANDARD_REQUESTS},

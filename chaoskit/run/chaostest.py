@@ -36,6 +36,11 @@ class Topic:
     replication_factor: int = 3
     config: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def ordered_delivery(self) -> bool:
+        """The topic config `enable.ordered.delivery` (KIP-253; true unless set false)."""
+        return str(self.config.get("enable.ordered.delivery", "true")).strip().lower() != "false"
+
 
 @dataclass
 class ChaosTest:

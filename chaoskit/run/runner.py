@@ -251,7 +251,8 @@ def analyze(parts: Parts) -> Verdict:
     from chaoskit.checkers.spark.session import copy_log_since, log_mark
 
     mark = log_mark()
-    verdict = run_checks(history, test.checks, engine=test.engine, master=test.spark_master, test=parts.live)
+    verdict = run_checks(history, test.checks, engine=test.engine, master=test.spark_master, test=parts.live,
+                         unordered_topics=[t.name for t in test.topics if not t.ordered_delivery])
     copy_log_since(mark, parts.live.run_dir / "spark.log")  # type: ignore[operator]  # Spark's lines for it
     parts.stats["engine"] = verdict.engine
     parts.stats["check_s"] = round(time.monotonic() - checking, 3)

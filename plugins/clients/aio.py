@@ -83,7 +83,7 @@ class AiokafkaClient(StockClient):
             def on_partitions_assigned(self, assigned: Any) -> None:
                 client.record("on_partitions_assigned", assigned)
 
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group,
+        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group_for(topic),
                                     auto_offset_reset="earliest", enable_auto_commit=True,
                                     auto_commit_interval_ms=500, session_timeout_ms=10_000,
                                     heartbeat_interval_ms=1_000, metadata_max_age_ms=METADATA_MAX_AGE_MS,

@@ -170,6 +170,11 @@ class ClientBase:
     def group(self) -> str:
         return self.test.group_id
 
+    def group_for(self, topic: str) -> str:
+        """The consumer group reading `topic`: the run's, or with option `group_per_topic` one per
+        topic (`<run's group>-<topic>`), so consumers of different topics share no group."""
+        return f"{self.group}-{topic}" if self.options.get("group_per_topic") else self.group
+
     def send(self, op: Op) -> Op:
         raise NotImplementedError
 

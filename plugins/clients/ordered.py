@@ -12,7 +12,10 @@ Options: `truncation_policy` "reset" (default: reset to the divergence offset, K
 policy) or "raise" (LogTruncationError; the client then seeks each truncated partition to its
 divergence offset with the leader epoch there, which the next poll validates again),
 `send_timeout_s`, `poll_ms`, `max_poll_records`, `mutations` (elements of the proposals turned off,
-for `chaoskit mutate`: chaoskit.protocol.mutations).
+for `chaoskit mutate`: chaoskit.protocol.mutations), `metadata_max_age_s` (how old the metadata may
+get before it is asked again; producer 5, consumer 2 by default: a topic without ordered delivery
+learns of new partitions only so, as no broker refuses its stale count), and `group_per_topic`
+(as every client: clients/ops.py `group_for`).
 """
 from __future__ import annotations
 
@@ -63,7 +66,8 @@ class OrderedClient(ClientBase):
         if self._producer is None:
             self._producer = self._made(OrderedProducer(
                 self.bootstrap, client_id=f"chaoskit-{self.process}", request_timeout_ms=10_000,
-                delivery_timeout_s=self.send_timeout_s, mutations=self.options.get("mutations", ())))
+                delivery_timeout_s=self.send_timeout_s, mutations=self.options.get("mutations", ()),
+                metadata_max_age_s=float(self.options.get("metadata_max_age_s", 5.0))))
             self._producer.events.subscribe(self._record_event)
         try:
             md = self._producer.send(op["topic"], key=self.key_bytes(op),
@@ -80,10 +84,11 @@ class OrderedClient(ClientBase):
 
         if self._consumer is None:
             self._consumer = self._made(OrderedConsumer(
-                self.bootstrap, group_id=self.group, client_id=f"chaoskit-{self.process}",
+                self.bootstrap, group_id=self.group_for(op["topic"]), client_id=f"chaoskit-{self.process}",
                 auto_offset_reset="earliest", session_timeout_ms=10_000, heartbeat_interval_ms=500,
                 max_poll_records=self.max_records, truncation_policy=self.options.get("truncation_policy", "reset"),
-                mutations=self.options.get("mutations", ())))
+                mutations=self.options.get("mutations", ()),
+                metadata_max_age_s=float(self.options.get("metadata_max_age_s", 2.0))))
             self._consumer.events.subscribe(self._record_event)
             # the callbacks are recorded from the consumer's events, so no listener objects are needed
             self._consumer.subscribe([op["topic"]])

@@ -88,7 +88,7 @@ class KafkaPythonClient(StockClient):
                 def on_partitions_assigned(self, assigned: Any) -> None:
                     client.record("on_partitions_assigned", assigned)
 
-            self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group,
+            self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group_for(op["topic"]),
                                            auto_offset_reset="earliest", enable_auto_commit=True,
                                            auto_commit_interval_ms=500, session_timeout_ms=10_000,
                                            heartbeat_interval_ms=1_000, metadata_max_age_ms=METADATA_MAX_AGE_MS,
@@ -162,7 +162,7 @@ class LibrdkafkaClient(StockClient):
         from confluent_kafka import Consumer
 
         if self._consumer is None:
-            self._consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group,
+            self._consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group_for(op["topic"]),
                                        "auto.offset.reset": "earliest", "enable.auto.commit": True,
                                        "auto.commit.interval.ms": 500, "session.timeout.ms": 10_000,
                                        "topic.metadata.refresh.interval.ms": METADATA_MAX_AGE_MS,

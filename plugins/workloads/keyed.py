@@ -10,6 +10,9 @@ or at most `poll_rate` times a second each: a slow consumer group, whose lag is 
 across partitions shows (records of a key waiting in one partition while later ones arrive in
 another). With `consumer_start_s` the group joins late, as a group started after an outage
 would, and finds a backlog.
+
+With `topics` (a list of names) the workload runs on several topics at once, each with its own
+processes: producer i writes to topics[i mod n], consumer j reads topics[j mod n] (one group).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ PRODUCER, CONSUMER = "producer", "consumer"
 @dataclass
 class KeyedSequences:
     topic: str = "orders"
+    topics: list[str] | None = None  # several topics, each with its own producers and consumers
     producers: int = 4
     consumers: int = 3
     keys: int = 200
@@ -43,6 +47,11 @@ class KeyedSequences:
             value = getattr(self, name)
             if not isinstance(value, int) or value < (1 if name != "consumers" else 0):
                 raise ValueError(f"keyed-sequences: {name} must be a whole number >= 1, got {value!r}")
+        if self.topics is not None and (not self.topics or not all(isinstance(t, str) and t for t in self.topics)):
+            raise ValueError(f"keyed-sequences: topics must be a non-empty list of topic names, got {self.topics!r}")
+        if self.topics is not None and min(self.producers, self.consumers or len(self.topics)) < len(self.topics):
+            raise ValueError(f"keyed-sequences: {len(self.topics)} topics need at least as many producers and "
+                             f"consumers, got {self.producers} and {self.consumers}")
         if self.rate <= 0 or self.duration_s <= 0 or (self.poll_rate is not None and self.poll_rate <= 0):
             raise ValueError(f"keyed-sequences: rate, poll_rate and duration_s must be > 0, got {self.rate}, "
                              f"{self.poll_rate}, {self.duration_s}")
@@ -59,6 +68,13 @@ class KeyedSequences:
             return CONSUMER
         raise ValueError(f"keyed-sequences has processes 0..{self.producers + self.consumers - 1}, not {process}")
 
+    def topic_of(self, process: int) -> str:
+        """The topic a process works on."""
+        if self.topics is None:
+            return self.topic
+        index = process if self.role(process) == PRODUCER else process - self.producers
+        return self.topics[index % len(self.topics)]
+
     def op(self, process: int, elapsed_s: float) -> Op | Pending | None:
         if elapsed_s >= self.duration_s:
             return None
@@ -71,16 +87,16 @@ class KeyedSequences:
             return PENDING
         self._done[process] = done + 1
         if consumer:
-            return {"f": "poll", "topic": self.topic}
+            return {"f": "poll", "topic": self.topic_of(process)}
         rng = self._rngs.setdefault(process, random.Random(f"{self.seed}/{process}"))
         key = rng.randrange(self.keys)
         seq = self._seqs.get((process, key), 0)
         self._seqs[(process, key)] = seq + 1
-        return {"f": "send", "topic": self.topic, "key": f"k{key}", "value": [process, f"k{key}", seq]}
+        return {"f": "send", "topic": self.topic_of(process), "key": f"k{key}", "value": [process, f"k{key}", seq]}
 
     def drain_op(self, process: int) -> Op | None:
         """After the run: consumers read on until the runner has seen every acknowledged send."""
-        return {"f": "poll", "topic": self.topic} if self.role(process) == CONSUMER else None
+        return {"f": "poll", "topic": self.topic_of(process)} if self.role(process) == CONSUMER else None
 
 
 def keyed_sequences(**options: Any) -> KeyedSequences:

@@ -122,3 +122,30 @@ def test_auto_checks_in_this_process_below_the_size_and_on_spark_from_it_or_when
     assert chosen_engine("local", "spark://127.0.0.1:7077", AUTO_SPARK_FROM) == "local"  # named: as named
     verdict = run_checks(synthetic.generate(seed=4, events=300).ops, ["duplicate"])
     assert verdict.engine == "local" and "engine" not in verdict.to_json()  # the verdict is the same on either
+
+
+def _sent(process, topic, key, seq, partition, index):
+    value = [process, key, seq]
+    base = {"process": process, "f": "send", "topic": topic, "key": key, "value": value}
+    return [{**base, "type": "invoke", "index": index},
+            {**base, "type": "ok", "partition": partition, "offset": 0, "index": index + 1}]
+
+
+def _polled(process, topic, partition, value, index):
+    base = {"process": process, "f": "poll", "topic": topic}
+    return [{**base, "type": "invoke", "index": index},
+            {**base, "type": "ok", "value": [[partition, 0, value[1], value, 0]], "index": index + 1}]
+
+
+def test_key_order_leaves_out_the_topics_without_ordered_delivery():
+    """On "u" producer 1's k1 is read second record first (a reordering); "o" is in order. With "u"
+    unordered (enable.ordered.delivery=false) key-order judges "o" alone; the other checks both."""
+    ops = [*_sent(0, "o", "k0", 0, 0, 0), *_sent(1, "u", "k1", 0, 0, 2), *_sent(1, "u", "k1", 1, 1, 4),
+           *_polled(2, "o", 0, [0, "k0", 0], 6), *_polled(3, "u", 1, [1, "k1", 1], 8),
+           *_polled(3, "u", 0, [1, "k1", 0], 10)]
+    assert run_checks(ops, engine="local").results["key-order"].valid is False
+    verdict = run_checks(ops, engine="local", unordered_topics=["u"])
+    assert verdict.valid is True and verdict.results["key-order"].counts["key_pairs"] == 0
+    assert list(verdict.results) == list(run_checks(ops, engine="local").results)  # same checks, same order
+    assert verdict.results["lost-write"].counts == run_checks(ops, engine="local").results["lost-write"].counts
+    assert run_checks(ops, engine="local", unordered_topics=["o"]).results["key-order"].valid is False

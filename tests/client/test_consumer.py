@@ -173,3 +173,31 @@ def test_frozen_consumer_is_refused_a_stale_count_and_rejoins(cluster: Any, admi
         assert consumer.view.frozen, "the refusal refreshed the metadata without thawing it"
     finally:
         consumer.close()
+
+
+def test_the_leader_rebalances_when_a_topic_only_another_member_reads_grows():
+    """As Kafka's leader watches the group's subscription: the leader assigned topic y (read only by
+    another member) from its own metadata, so y growing makes the leader rejoin, whatever the
+    member reading y noticed (its metadata may lag). The cluster's answers are canned."""
+    from chaoskit.client.admin import PartitionInfo, TopicInfo
+
+    def info(name: str, partitions: int) -> TopicInfo:
+        return TopicInfo(name, 0, {p: PartitionInfo(p, 1, 0, (1,), (1,)) for p in range(partitions)})
+
+    consumer = OrderedConsumer("127.0.0.1:1", group_id="g")
+    consumer.topics = ["x"]
+    cluster = {"x": info("x", 2), "y": info("y", 2)}
+    asked: list[set[str]] = []
+
+    def refresh(topics: Any) -> Any:
+        asked.append(set(topics))
+        consumer.view.topics.update({t: cluster[t] for t in topics})
+        return consumer.view.topics
+    consumer.view.refresh = refresh  # type: ignore[method-assign]
+    assignment = consumer._assign({"leader": ["x"], "other": ["y"]})
+    assert assignment == {"leader": [("x", 0), ("x", 1)], "other": [("y", 0), ("y", 1)]}
+    consumer._refresh_metadata(force=False)
+    assert asked[-1] == {"x", "y"} and not consumer._need_rejoin  # nothing changed yet
+    cluster["y"] = info("y", 4)
+    consumer._refresh_metadata(force=False)
+    assert consumer._need_rejoin

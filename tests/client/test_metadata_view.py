@@ -52,3 +52,22 @@ def test_a_new_partition_or_a_newer_epoch_is_taken():
     view.refresh(["orders"])
     got = view.refresh(["orders"])["orders"]
     assert sorted(got.partitions) == [0, 1, 2] and got.partitions[0].leader_epoch == 4
+
+
+def test_ordered_delivery_is_read_with_each_refresh_and_kept_when_unreadable():
+    from chaoskit.protocol.wire_client import WireError
+
+    view = ClusterView(BOOTSTRAP, "test")
+    Brokers(view, {1: topic(1, 0), 2: topic(1, 0), 3: topic(1, 0)})
+    answers: list = [WireError("no answer"), {"orders": {"enable.ordered.delivery": "false"}}, WireError("no answer"),
+                     {"orders": {"enable.ordered.delivery": "true"}}]
+
+    def topic_configs(topics: list[str], keys: list[str]) -> dict:
+        assert (topics, keys) == (["orders"], ["enable.ordered.delivery"])
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    view.admin.topic_configs = topic_configs  # type: ignore[method-assign]
+    seen = [view.refresh(["orders"])["orders"].ordered_delivery for _ in range(4)]
+    assert seen == [True, False, False, True]  # KIP-253's default until read; the last value read while unreadable

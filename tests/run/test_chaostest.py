@@ -30,3 +30,10 @@ def test_the_cluster_spec_and_schedule_come_from_the_test():
     assert spec.broker_config == {**FAST_BROKER, "replica.lag.time.max.ms": 9000}  # the test's own wins
     assert schedule_for(test).to_json() == schedule_for(ChaosTest.from_json(test.to_json())).to_json()
     assert schedule_for(ChaosTest("control")) is None
+
+
+def test_a_topics_ordered_delivery_is_its_config_true_unless_set_false():
+    assert Topic("a").ordered_delivery and Topic("b", config={"enable.ordered.delivery": "TRUE"}).ordered_delivery
+    assert not Topic("c", config={"enable.ordered.delivery": "false"}).ordered_delivery
+    back = ChaosTest.from_json(ChaosTest("t", topics=[Topic("c", config={"enable.ordered.delivery": "false"})]).to_json())
+    assert [t.ordered_delivery for t in back.topics] == [False]

@@ -23,6 +23,6 @@ def handles(*api_keys: int) -> Callable[[Handler], Handler]:
 
 def load_all() -> dict[int, Handler]:
     """Import every handler module (registration is their side effect) and return the table."""
-    from chaoskit.broker.handlers import (admin, control, fetch, groups, metadata, offsets,  # noqa: F401
-                                          partitions, produce)
+    from chaoskit.broker.handlers import (admin, configs, control, fetch, groups, metadata,  # noqa: F401
+                                          offsets, partitions, produce)
     return HANDLERS

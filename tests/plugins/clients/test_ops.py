@@ -70,3 +70,10 @@ def test_a_held_consumer_consumes_nothing_until_released_and_its_reads_are_track
     client.release()
     assert client.invoke(None, op)["value"][0][1] == 2 and client.delivered_to("t", 0) == 2
     assert client.delivered_to("t", 1) == -1
+
+
+def test_consumers_share_the_runs_group_unless_each_topic_gets_its_own():
+    test = SimpleNamespace(record=lambda op: None, group_id="run-7")
+    assert ClientBase().open(test, 0).group_for("a") == "run-7"
+    per_topic = ClientBase(group_per_topic=True).open(test, 0)
+    assert (per_topic.group_for("a"), per_topic.group_for("b")) == ("run-7-a", "run-7-b")

@@ -57,3 +57,15 @@ def test_a_late_paced_group_waits_then_polls_at_its_pace():
     polls = [w.op(1, 6.0) for _ in range(5)]
     assert sum(p is not PENDING for p in polls) == 2  # one second in at 2 a second
     assert w.op(0, 0.5)["f"] == "send"  # producers do not wait
+
+
+def test_several_topics_give_each_topic_its_own_producers_and_consumers():
+    w = KeyedSequences(producers=4, consumers=2, topics=["a", "b"])
+    assert [sends(w, p, 3)[0]["topic"] for p in range(4)] == ["a", "b", "a", "b"]
+    assert [w.op(c, 10.0)["topic"] for c in (4, 5)] == ["a", "b"]
+    assert [w.drain_op(c)["topic"] for c in (4, 5)] == ["a", "b"]
+    assert KeyedSequences(producers=1, consumers=1).topic_of(1) == "orders"  # one topic: `topic`
+    with pytest.raises(ValueError, match="at least as many producers and consumers"):
+        KeyedSequences(producers=1, consumers=2, topics=["a", "b"])
+    with pytest.raises(ValueError, match="non-empty list of topic names"):
+        KeyedSequences(topics=[])
