@@ -108,6 +108,7 @@ def test_the_checks_on_a_standalone_cluster_give_the_verdict_of_this_process(sta
     assert "Registering app chaoskit-check" in (tmp_path / "master.log").read_text(errors="replace")  # it ran there
 
 
+@pytest.mark.nightly  # ~40 s: CI keeps the standalone cluster's case, the same engine over another transport
 def test_the_checks_through_spark_connect_give_the_verdict_of_this_process(connect_server, tmp_path: Path):
     url, env, log = connect_server
     ops = synthetic.generate(seed=7, events=3000, plant=["poll-skip", "unseen", "inconsistent-offsets"]).ops
