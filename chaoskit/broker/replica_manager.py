@@ -29,7 +29,7 @@ from chaoskit.broker.waiting import wait_for
 from chaoskit.broker.zk import BrokerZk, ZkUnavailable
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 from chaoskit.protocol.extensions import PartitionMode
-from chaoskit.protocol.topics import legal_topic_name
+from chaoskit.protocol.topics import legal_topic_name, ordered_delivery
 from chaoskit.protocol.zk_layout import ZkDataError
 
 log = logging.getLogger("chaoskit.broker.replicas")
@@ -102,8 +102,7 @@ class ReplicaManager:
 
     def checks_partition_count(self, topic: str) -> bool:
         """KIP-253's count check applies: ordered.delivery.enable and the topic's enable.ordered.delivery."""
-        value = self.topic_configs.get(topic, {}).get("enable.ordered.delivery", "true")
-        return self.config.ordered_delivery_enable and value.strip().lower() != "false"
+        return self.config.ordered_delivery_enable and ordered_delivery(self.topic_configs.get(topic, {}))
 
     def min_insync_replicas(self, topic: str) -> int:
         value = self.topic_configs.get(topic, {}).get("min.insync.replicas")

@@ -17,10 +17,9 @@ if TYPE_CHECKING:
 
 ENGINES = ("auto", "spark", "local")
 # `auto` checks in this process below this many ops and on Spark from it (or whenever a Spark master
-# is named). Measured on the 2-core machine (benchmarks/checker_throughput.py, 2026-11-26): the
-# in-process engine was faster at every size measured, 1M events (10.9 s against Spark local[2]'s
-# 31.7 s) and 10M (118 s against 139 s), but its memory grows with the history (3.9 GB at 10M)
-# while Spark's share of the work grows: from 10M on, Spark.
+# is named). Measured on the 2-core machine (benchmarks/checker_throughput.py, 2026-11-26, quiet):
+# the in-process engine is faster at 1M events (8.7 s against Spark local[2]'s 25.3 s) and level at
+# 10M (101 s against 103 s), where its memory has grown by 3.7 GB: from 10M on, Spark.
 AUTO_SPARK_FROM = 10_000_000
 
 

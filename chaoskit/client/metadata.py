@@ -25,10 +25,10 @@ from dataclasses import replace
 
 from chaoskit.client.admin import AdminClient, TopicInfo
 from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.topics import ORDERED_DELIVERY, ordered_delivery
 from chaoskit.protocol.wire_client import WireClient, WireError
 
 log = logging.getLogger(__name__)
-ORDERED_DELIVERY = "enable.ordered.delivery"
 
 
 class MetadataError(Exception):
@@ -84,7 +84,7 @@ class ClusterView:
             return
         for name, config in configs.items():
             if ORDERED_DELIVERY in config:
-                self.ordered_delivery[name] = (config[ORDERED_DELIVERY] or "true").strip().lower() != "false"
+                self.ordered_delivery[name] = ordered_delivery(config)
 
     def topic(self, name: str, timeout_s: float | None = None) -> TopicInfo:
         """The topic as last seen; asked for (until `timeout_s`) when not known yet."""

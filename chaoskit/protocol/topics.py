@@ -5,6 +5,8 @@ must agree on about topics.
   under log.dirs.
 - `COORDINATOR_TOPICS`: the internal topics whose keys the broker places by hash mod partition
   count, so adding partitions to them moves keys (KAFKA-20029's guardrail refuses it).
+- `ordered_delivery`: a topic's `enable.ordered.delivery` read from its config, one rule for the
+  broker, the client and a test's topics.
 - `java_string_hashcode` / `partition_for`: the group -> `__consumer_offsets` partition, Kafka's
   `Utils.abs(groupId.hashCode()) % partitions`, with Java's String hash over UTF-16 code units and
   Utils.abs mapping Integer.MIN_VALUE to 0.
@@ -19,6 +21,13 @@ _INT_MIN = -(2**31)
 
 # KAFKA-20029: topics whose keys are placed by hash mod partition count on the broker side
 COORDINATOR_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+# KIP-253's topic config: false turns the proposal off for that topic (broker count check, client steps)
+ORDERED_DELIVERY = "enable.ordered.delivery"
+
+
+def ordered_delivery(config: dict[str, object]) -> bool:
+    """A topic's `enable.ordered.delivery` from its config map: true unless it says false (KIP-253's default)."""
+    return str(config.get(ORDERED_DELIVERY) or "true").strip().lower() != "false"
 
 
 def legal_topic_name(name: str) -> bool:

@@ -18,6 +18,7 @@ from chaoskit.checkers.verdict import Verdict
 from chaoskit.cluster.spec import ClusterSpec
 from chaoskit.nemesis.schedule import Schedule, generate
 from chaoskit.protocol.mutations import BROKER, CONTROLLER, MUTATIONS, checked
+from chaoskit.protocol.topics import ordered_delivery
 
 HISTORY_FILE, RESULTS_FILE, TEST_FILE = "history.jsonl", "results.json", "test.json"
 VERSION_KEY = "chaoskit_version"  # in test.json: which chaoskit wrote it (a replay on another may differ)
@@ -39,7 +40,7 @@ class Topic:
     @property
     def ordered_delivery(self) -> bool:
         """The topic config `enable.ordered.delivery` (KIP-253; true unless set false)."""
-        return str(self.config.get("enable.ordered.delivery", "true")).strip().lower() != "false"
+        return ordered_delivery(self.config)
 
 
 @dataclass

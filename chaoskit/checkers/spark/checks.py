@@ -2,8 +2,7 @@
 
 Each check is a few joins, hash aggregates and partitioned windows over the tables of
 spark/tables.py, planned as a `Plan` (its anomaly rows and their order), and `evaluate` runs a job
-per plan, a few at once, giving each check's count and first rows in the same order as the local
-engine.
+per plan, giving each check's count and first rows in the same order as the local engine.
 """
 from __future__ import annotations
 
@@ -34,23 +33,13 @@ def _found(df: Any, order: list[str], post: Callable[[Row], None] | None = None,
     return Plan(df, order, counts, post)
 
 
-# checks whose jobs run at once. 4 was faster (1M events: 29 s -> 23 s) but twice in CI a check
-# read from a shared cached table came out "unknown" (an error) in the Jepsen agreement test: one at
-# a time until that is understood
-JOBS_AT_ONCE = 1
-
-
 def evaluate(plans: dict[str, Plan]) -> dict[str, Found]:
-    """Every plan's count, first rows and extra counts: a job per check (one union, one collect),
-    JOBS_AT_ONCE at a time. One job for everything was slower (its plan, shipped with every task,
-    grew to megabytes). A plan's first rows are a top-k (`orderBy().limit()`: each task keeps its k
-    best), never a sort of everything."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    if len(plans) <= 1 or JOBS_AT_ONCE <= 1:
-        return {name: _collect(plan) for name, plan in plans.items()}
-    with ThreadPoolExecutor(min(JOBS_AT_ONCE, len(plans)), thread_name_prefix="spark-check") as pool:
-        return dict(zip(plans, pool.map(_collect, plans.values())))
+    """Every plan's count, first rows and extra counts: a job per check (one union, one collect), one
+    at a time. One job for everything was slower (its plan, shipped with every task, grew to
+    megabytes); four jobs at once were faster (1M events: 29 s -> 23 s) but twice in CI a check
+    reading a shared cached table came out "unknown" (an error), not understood yet. A plan's first
+    rows are a top-k (`orderBy().limit()`: each task keeps its k best), never a sort of everything."""
+    return {name: _collect(plan) for name, plan in plans.items()}
 
 
 def _collect(plan: Plan) -> Found:

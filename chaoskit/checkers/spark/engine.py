@@ -47,6 +47,4 @@ class SparkEngine:
         from chaoskit.checkers.spark import checks as ours
         from chaoskit.checkers.spark import jepsen_checks
 
-        plans = {c.name: pick(ours, jepsen_checks, c.function, tables.jepsen)(tables) for c in checks}
-        tables.materialize()  # the shared tables, once, before the checks' jobs run at once
-        return ours.evaluate(plans)
+        return ours.evaluate({c.name: pick(ours, jepsen_checks, c.function, tables.jepsen)(tables) for c in checks})

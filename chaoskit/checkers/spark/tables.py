@@ -89,12 +89,6 @@ class SparkTables:
             self._shared[name] = self.kept(build(self))
         return self._shared[name]
 
-    def materialize(self) -> None:
-        """Build every cached table now, in the order they were made (each from the ones before):
-        the checks' jobs, run at once, then only read caches and never build one concurrently."""
-        for df in self._kept:
-            df.count()
-
     def kept(self, df: Any) -> Any:
         """`df` cached until release(): a table that a plan reads more than once."""
         self._kept.append(df.cache())
