@@ -153,6 +153,9 @@ class OrderedConsumer:
         self._need_rejoin = False
         self._joined_shape: dict[str, tuple[Any, ...]] = {}
         self._group_topics: set[str] = set()  # as leader: every member's topics (Kafka's group subscription)
+        # partitions seen marked for deletion, per topic: one removed before our gate asked for its
+        # thresholds was still a blocker whose keys came here, and is announced once
+        self._seen_marked: dict[str, set[int]] = {}
         self._next_heartbeat = 0.0
         self._closed = False
         self.refusals: dict[int, int] = {}  # error code -> how often a Fetch partition was refused
@@ -284,6 +287,12 @@ class OrderedConsumer:
 
     def _revoke_all(self) -> None:
         if self.parts:
+            # a marked partition's keys are moving to undeleted ones: losing it revokes them too,
+            # so its owner flushes their state before their next owner loads it (KIP-253's listener)
+            moving = [(t, p) for t, p in self.parts if t in self.view.topics and ordered(self.view.topics[t])
+                      and (q := self.view.topics[t].partitions.get(p)) is not None and q.mode == PartitionMode.READ_ONLY]
+            if moving:
+                self._callback("on_partition_key_maybe_revoked", moving)
             self._callback("on_partitions_revoked", self.parts)
         self.parts = {}
 
@@ -356,7 +365,12 @@ class OrderedConsumer:
         again for LIST_OFFSETS_RETRY_S. The answer's epoch is the offset's (None if unknown)."""
         deadline = time.monotonic() + LIST_OFFSETS_RETRY_S
         while True:
-            part = self.view.topic(topic).partitions[partition]
+            part = self.view.topic(topic).partitions.get(partition)
+            if part is None:
+                # assigned from a leader's metadata that still (or already) lists it: ours does not;
+                # a WireError ends this round and the group joins again once metadata agrees
+                self._refresh_metadata(force=True, also=[topic])
+                raise WireError(f"ListOffsets {topic}-{partition}: not in this consumer's metadata")
             code = ErrorCode.LEADER_NOT_AVAILABLE  # mid-election: asked again like a moved leader
             if part.leader >= 0:
                 got = list_offset(self.view.connection(part.leader), topic, partition, timestamp,
@@ -535,14 +549,21 @@ class OrderedConsumer:
     def _deletion_gate(self, t: str, p: int, state: _Partition, info: Any) -> None:
         undeleted = info.undeleted_partition_count
         marked = {q for q, i in info.partitions.items() if i.mode == PartitionMode.READ_ONLY}
-        if p >= undeleted or not marked and state.deletion is None:
+        seen = self._seen_marked.setdefault(t, set())
+        seen |= marked
+        gone = {q for q in seen - marked if q not in info.partitions}
+        if p >= undeleted or not marked and not gone and state.deletion is None:
             return
         gate = state.deletion = state.deletion or DeletionGate()
         for q in list(gate.upper):
             if q not in marked:
                 gate.drained.add(q)  # removed (or going): nothing of it is left to read
-        blockers = [q for q in deletion_blockers(p, info.initial_partition_count, undeleted,
-                                                 max(info.partitions) + 1) if q in marked]
+        known = deletion_blockers(p, info.initial_partition_count, undeleted, max(max(info.partitions), *seen) + 1)
+        removed = [q for q in known if q in gone and q not in gate.upper and q not in gate.announced]
+        if removed:  # its thresholds went with it, and so did its records: the keys are ours from here
+            gate.announced |= set(removed)
+            self._callback("on_partition_key_assigned", [(t, p)])
+        blockers = [q for q in known if q in marked]
         for q in blockers:
             if q in gate.upper:
                 continue
@@ -566,7 +587,9 @@ class OrderedConsumer:
                 gate.drained.add(q)
                 if (t, q) in self.parts:
                     self._callback("on_partition_key_maybe_revoked", [(t, q)])
-        if gate.limit() is None:
+        due = gate.due(state.position)
+        if due:
+            gate.announced |= due
             self._callback("on_partition_key_assigned", [(t, p)])
 
     def _waits(self) -> list[tuple[str, int]]:

@@ -32,11 +32,20 @@ class DeletionGate:
     # marked partition -> end offset of P1's epoch before it was marked
     upper: dict[int, int] = field(default_factory=dict)
     drained: set[int] = field(default_factory=set)
+    # marked partitions whose keys P1 announced it delivers (on_partition_key_assigned): a marked
+    # partition drained or removed before P1 reached its threshold still gets its announcement there
+    announced: set[int] = field(default_factory=set)
 
     def limit(self) -> int | None:
         """The first offset P1 may not deliver yet (None: no limit)."""
-        pending = [u for p, u in self.upper.items() if p not in self.drained]
+        pending = [u for p, u in self.upper.items() if p not in self.announced]
         return min(pending) if pending else None
+
+    def due(self, position: int) -> set[int] | None:
+        """At `position`: the marked partitions to announce now, once all of them are drained
+        (None: some are not yet, or nothing is due)."""
+        reached = {p for p, u in self.upper.items() if u <= position and p not in self.announced}
+        return reached if reached and reached <= self.drained else None
 
     @property
     def waiting_on(self) -> list[int]:

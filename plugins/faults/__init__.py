@@ -1,5 +1,5 @@
 """Built-in fault packs: partitions, process faults, zombies (and KAFKA-6880's zombie-rejoin story),
-unclean elections, stale metadata, link toxics, admin changes (ours and a stock AdminClient's batch).
+unclean elections, stale metadata, link toxics, admin changes (ours and a stock AdminClient's batch), an operator's DeleteRecords of drained marked partitions.
 
 `FAULTS` maps each fault's name to its factory (keyword options become the defaults of every
 window's params); plugins/builtin.py registers it through the `chaoskit_add_faults` hook.
@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from chaoskit_plugins.faults.cluster_faults import (AdminFault, FreezeClientMetadataFault, StaleMetadataFault,
                                                     UncleanElectionFault, ZombieFault)
+from chaoskit_plugins.faults.delete_records import DeleteRecordsFault
 from chaoskit_plugins.faults.expand_batch import ExpandBatchFault
 from chaoskit_plugins.faults.network import TOXICS, PartitionFault, ToxicFault
 from chaoskit_plugins.faults.process import KillFault, PauseFault, RestartFault
@@ -20,6 +21,6 @@ from chaoskit_plugins.faults.zombie_rejoin import ZombieRejoinFault
 FAULTS: dict[str, Callable[..., Any]] = {
     cls.name: cls for cls in (PartitionFault, KillFault, PauseFault, RestartFault, ZombieFault,
                               UncleanElectionFault, StaleMetadataFault, FreezeClientMetadataFault, AdminFault,
-                              ZombieRejoinFault, ExpandBatchFault)
+                              ZombieRejoinFault, ExpandBatchFault, DeleteRecordsFault)
 }
 FAULTS.update({name: partial(ToxicFault, name) for name in TOXICS})

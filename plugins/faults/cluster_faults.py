@@ -43,6 +43,7 @@ from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit.nemesis.link_sets import isolate
 from chaoskit.nemesis.targets import parse_target
+from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID, latest_offset
 from chaoskit.protocol.wire_client import WireError
 from chaoskit.protocol.zk_layout import NO_LEADER
@@ -312,13 +313,27 @@ def _made(admin: Any, op: str, topic: str, count: int) -> dict[int, Any] | None:
     return None
 
 
+def _settled(admin: Any, op: str, topic: str, count: int, within_s: float = 5.0) -> dict[int, Any] | None:
+    """_made, asked until the brokers' metadata shows a change the controller already answered for
+    (a retry refused because an attempt cut short by a controller failover did make it)."""
+    def shown() -> tuple[dict[int, Any]] | None:
+        made = _made(admin, op, topic, count)
+        return None if made is None else (made,)
+
+    try:
+        return wait_for(shown, within_s, f"admin: {op} {topic} to {count} shown in metadata", interval=0.25)[0]
+    except NotReady:
+        return None
+
+
 class AdminFault(WindowedFault):
     name = "admin"
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         from chaoskit.client.admin import AdminClient
 
-        check_params(self.name, params, {"op", "topic", "to", "by", "delay_ms", "immediate", "written_within_s"})
+        check_params(self.name, params, {"op", "topic", "to", "by", "delay_ms", "immediate", "written_within_s",
+                                         "removed_within_s"})
         op, topic = params.get("op"), params.get("topic")
         if op not in ("expand", "shrink") or not topic:
             raise ValueError(f"admin: needs op expand|shrink and a topic, got op={op!r} topic={topic!r}")
@@ -330,10 +345,15 @@ class AdminFault(WindowedFault):
             count = int(params["to"]) if "to" in params else before + int(params["by"])
             if op == "shrink" and "written_within_s" in params:
                 self._await_records(topic, range(count, before), float(params["written_within_s"]))
+            if op == "expand" and "removed_within_s" in params:
+                # KIP-253 grows a topic only once the partitions a shrink marked are gone
+                wait_for(lambda: not admin.topic(topic).marked_for_deletion, float(params["removed_within_s"]),
+                         f"admin: {topic}'s marked partitions removed before it grows", interval=0.5)
             change = {"process": "admin", "f": op, "topic": topic, "value": {"count": count}}
             self._record({**change, "type": "invoke"})
             try:
-                modes = self._change(admin, op, topic, count, params.get("delay_ms"), bool(params.get("immediate")))
+                modes = self._change(admin, op, topic, count, params.get("delay_ms"), bool(params.get("immediate")),
+                                     before)
             except Exception as e:
                 # refused outright: it did not happen; anything else (a timeout): it may have
                 definite = getattr(e, "code", None) is not None and not getattr(e, "retriable", True)
@@ -346,7 +366,7 @@ class AdminFault(WindowedFault):
         return {"op": op, "topic": topic, "from": before, "to": count}
 
     def _change(self, admin: Any, op: str, topic: str, count: int, delay_ms: int | None,
-                immediate: bool = False) -> dict[int, Any]:
+                immediate: bool = False, before: int | None = None) -> dict[int, Any]:
         """Expand or shrink; KIP-694's modes of the partitions a shrink marked. A retriable refusal or
         no answer is retried from the next broker until ADMIN_RETRY_S, as Kafka's AdminClient retries
         until its API timeout (a broker whose ZooKeeper session a fault expired answers REQUEST_TIMED_OUT
@@ -354,13 +374,16 @@ class AdminFault(WindowedFault):
         from chaoskit.client.admin import AdminError
 
         refused: list[Exception] = []  # a definite refusal ends the retries at once
-        tried = False
+        tried = retried = False
+        # the topic was not yet as asked: a refusal saying it is (INVALID_PARTITIONS) may answer a
+        # retry -- ours, or the AdminClient's own -- of an attempt a controller failover cut short
+        undone = before is not None and (before < count if op == "expand" else before > count)
 
         def attempt() -> tuple[dict[int, Any]] | None:
-            nonlocal tried
+            nonlocal tried, retried
             if tried and (made := _made(admin, op, topic, count)) is not None:
                 return (made,)
-            tried = True
+            retried, tried = tried, True
             try:
                 if op == "expand":
                     admin.expand(topic, count)
@@ -368,6 +391,9 @@ class AdminFault(WindowedFault):
                 return (admin.shrink(topic, count, delay_ms, immediate),)
             except AdminError as e:
                 if not e.retriable:
+                    if (retried or undone) and e.code == ErrorCode.INVALID_PARTITIONS and \
+                            (made := _settled(admin, op, topic, count)) is not None:
+                        return (made,)  # refused as already done: an earlier attempt made it
                     refused.append(e)
                     return None
                 admin.start_from_next_broker()

@@ -201,3 +201,18 @@ def test_the_leader_rebalances_when_a_topic_only_another_member_reads_grows():
     cluster["y"] = info("y", 4)
     consumer._refresh_metadata(force=False)
     assert consumer._need_rejoin
+
+
+def test_a_partition_missing_from_metadata_is_a_retriable_wire_error(cluster: Any, admin: Any, new_topic: Any):
+    """A group leader with older (or newer) metadata can assign a partition this member's metadata
+    lacks (one just removed, say): the round fails as a wire error, so the member joins again,
+    never a crash of its poll."""
+    from chaoskit.protocol.wire_client import WireError
+
+    topic = new_topic(2)
+    consumer = OrderedConsumer(cluster.bootstrap_servers)
+    try:
+        with pytest.raises(WireError, match=f"{topic}-7: not in this consumer's metadata"):
+            consumer.assign([(topic, 7)])
+    finally:
+        consumer.close()

@@ -23,13 +23,26 @@ def test_expansion_gate_opens_once_the_blocker_passed_its_old_epoch():
     assert gate.open(10) and gate.open(11)
 
 
-def test_deletion_gate_limits_until_every_marked_partition_drained():
+def test_deletion_gate_limits_until_every_marked_partition_drained_and_announced():
     gate = DeletionGate(upper={6: 40, 7: 25})
     assert gate.limit() == 25 and gate.waiting_on == [6, 7]
+    assert gate.due(30) is None  # 7's keys are due at 25, but 7 is not drained
     gate.drained.add(7)
-    assert gate.limit() == 40 and gate.waiting_on == [6]
+    assert gate.limit() == 25 and gate.waiting_on == [6]  # drained, not yet announced
+    assert gate.due(24) is None and gate.due(25) == {7}
+    gate.announced |= {7}
+    assert gate.limit() == 40
     gate.drained.add(6)
+    assert gate.due(40) == {6}
+    gate.announced |= {6}
     assert gate.limit() is None and gate.waiting_on == []
+
+
+def test_a_marked_partition_removed_before_the_threshold_is_still_announced_there():
+    # removed (so drained) while P1 was below its threshold: P1 stops there once, to say key-assigned
+    gate = DeletionGate(upper={6: 40})
+    gate.drained.add(6)
+    assert gate.limit() == 40 and gate.due(39) is None and gate.due(40) == {6}
 
 
 def test_divergence_when_the_leader_ends_our_epoch_below_our_position():

@@ -264,3 +264,34 @@ def test_kip694_immediate_delete_goes_at_once_while_delays_wait_for_the_check(
         wait_for(lambda: gone(slow, admin, kip, "now", 1), 30, "partition 1 of 'now' removed without a check")
         late = kip.state_znodes(slow, "later")[1]
         assert late.mode == PartitionMode.READ_ONLY and late.delete_at_ms < time.time() * 1000  # overdue, waiting
+
+
+def test_the_delete_records_fault_drains_what_the_group_committed(cluster: LocalCluster, admin: AdminClient, kip: Any):
+    """The `delete-records` fault, an operator's drain: DeleteRecords of each marked partition up to
+    what the run's group committed, once that is the partition's end; a partition the group has not
+    committed to its end is left with its records. Drained ones are then removed."""
+    from kafka import KafkaConsumer, OffsetAndMetadata
+
+    from chaoskit.nemesis.ops import fault_op
+    from chaoskit.nemesis.schedule import Window
+    from chaoskit.run.live import Run
+    from chaoskit_plugins.faults import FAULTS
+
+    topic = "operator-drained"
+    grown(cluster, admin, kip, topic, 4, 8)
+    admin.shrink(topic, 6)
+    run = Run.around(cluster, record=(ops := []).append)
+    group = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=run.group_id, enable_auto_commit=False)
+    try:  # the group read 6 to its end and 7 only in part
+        group.commit({TopicPartition(topic, 6): OffsetAndMetadata(3, "", -1), TopicPartition(topic, 7): OffsetAndMetadata(1, "", -1)})
+    finally:
+        group.close()
+    nemesis = FAULTS["delete-records"]()
+    nemesis.setup(run)
+    window = Window(1, 0.0, 1.0, "delete-records", "client", {"topic": topic, "committed_within_s": 2}, 0)
+    resolved = nemesis.invoke(run, fault_op("start", window))["value"]["resolved"]
+    assert (resolved["marked"], resolved["deleted"], resolved["waiting"]) == ([6, 7], {6: 3}, [7])
+    assert [(op["type"], op["partition"], op.get("offset")) for op in ops] == [("invoke", 6, None), ("ok", 6, 3)]
+    wait_for(lambda: gone(cluster, admin, kip, topic, 6), 30, "partition 6 removed once drained",
+             cluster.active_controller().log_path)
+    assert admin.topic(topic).marked_for_deletion == [7] and read_all(cluster, topic, 7) == [b"7-0", b"7-1", b"7-2"]

@@ -186,3 +186,51 @@ def test_monotonic_clock_waits_for_the_moment_or_the_stop():
     began = time.monotonic()
     assert clock.wait_until(60, stop) is False
     assert time.monotonic() - began < 5  # woke on the stop, not after 60 s
+
+
+class WaitingNemesis:
+    """A `slow` fault whose start waits until the `partition` window has stopped (or gives up after 10 s)."""
+
+    def __init__(self) -> None:
+        self.partition_stopped = threading.Event()
+        self.calls: list[tuple[str, str]] = []
+
+    def setup(self, test) -> None:
+        pass
+
+    def invoke(self, test, op: Op) -> Op:
+        key = (op["f"], op["value"]["fault"])
+        self.calls.append(key)
+        if key == ("start", "slow"):
+            waited = self.partition_stopped.wait(10)
+            self.calls.append(("started", "slow" if waited else "slow, gave up"))
+        if key == ("stop", "partition"):
+            self.partition_stopped.set()
+        return op
+
+    def teardown(self, test) -> None:
+        pass
+
+
+def test_a_step_that_waits_holds_back_only_its_own_fault():
+    # an admin step retrying for seconds must not stretch an isolation due to end meanwhile
+    nemesis = WaitingNemesis()
+    windows = [window(0, 0.01, 0.3, "slow"), window(1, 0.02, 0.05, "partition"), window(2, 0.04, 0.06, "slow")]
+    ops: list[Op] = []
+    run_schedule(nemesis, windows, ops.append)
+    assert ("started", "slow") in nemesis.calls  # the waiting step saw the isolation end while it waited
+    # the slow fault's own ops keep their order, after the step that waited
+    assert [c for c in nemesis.calls if c[1] == "slow"] == [("start", "slow"), ("started", "slow"), ("start", "slow"),
+                                                            ("started", "slow"), ("stop", "slow"), ("stop", "slow")]
+    assert pairs_by_window(ops) == {0: ["start", "stop"], 1: ["start", "stop"], 2: ["start", "stop"]}
+
+
+def test_stopping_while_a_step_waits_drops_what_is_queued_and_heals_what_started():
+    nemesis, stop = WaitingNemesis(), threading.Event()
+    windows = [window(0, 0.01, 0.3, "slow"), window(1, 0.02, 0.4, "slow"), window(2, 0.03, 0.5, "partition")]
+    threading.Timer(0.1, stop.set).start()
+    ops: list[Op] = []
+    run_schedule(nemesis, windows, ops.append, stop=stop)
+    # window 1 never started (queued behind the waiting step): nothing of it is played or healed
+    assert pairs_by_window(ops) == {0: ["start", "stop"], 2: ["start", "stop"]}
+    assert ("started", "slow") in nemesis.calls  # the heal of the partition released the waiting step

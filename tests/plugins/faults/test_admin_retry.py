@@ -57,3 +57,28 @@ def test_a_retry_that_finds_the_change_made_is_done():
 
     admin.expand = made_then_timed_out
     assert change(admin) == {} and admin.calls == 1  # no second request, which would be refused
+
+
+def test_a_retry_refused_as_already_done_is_done_once_metadata_shows_it():
+    # the first attempt timed out while a controller failover finished it; the retry's look at
+    # metadata was still stale, so it asked again and was refused: the change was made
+    admin = ScriptedAdmin(ErrorCode.REQUEST_TIMED_OUT, ErrorCode.INVALID_PARTITIONS)
+    shown = iter([6, 6, 8])
+
+    def topic(name):
+        return SimpleNamespace(partitions=dict.fromkeys(range(next(shown, 8))))
+
+    admin.topic = topic
+    assert change(admin) == {} and admin.calls == 2
+
+
+def test_a_first_refusal_is_not_taken_for_done():
+    admin = ScriptedAdmin(ErrorCode.INVALID_PARTITIONS, partitions=8)  # the topic already had 8: refused
+    with pytest.raises(AdminError, match="INVALID_PARTITIONS"):
+        change(admin)
+
+
+def test_a_refusal_of_a_change_the_topic_did_not_have_before_is_checked_against_metadata():
+    # the AdminClient's own retry (inside one attempt) was refused: the change was made all the same
+    admin = ScriptedAdmin(ErrorCode.INVALID_PARTITIONS, partitions=8)
+    assert AdminFault._change(None, admin, "expand", "orders", 8, None, before=6) == {} and admin.calls == 1

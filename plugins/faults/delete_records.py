@@ -1,0 +1,102 @@
+"""`delete-records`: an operator drains the partitions a shrink marked, with DeleteRecords.
+
+KIP-253 removes a marked partition once it is empty (log start = log end). Waiting for retention is
+one way there; the other is what an operator does once the consumers are done with a partition:
+delete its records up to what the group has committed. This fault does that while the run's other
+faults play: it waits (up to `committed_within_s`, default 20) until the run's consumer group has
+committed each marked partition of `topic` to its high watermark (read with kafka-python's
+KafkaAdminClient, as an operator's tooling would), then deletes each one's records before the
+committed offset. It never deletes what the group has not committed, so nothing unread is lost.
+
+A partition the group has not committed to its end in time is left as it is (named in the op's
+`resolved.waiting`): its records stay until the group reads them. The start raises when no
+partition was marked, so a suite whose step found nothing to drain does not pass for one that did.
+It records a `delete-records` op (process "admin") per partition deleted: ok with the new log
+start, or info with the error (the deletion may have happened).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from chaoskit.cluster.waiting import NotReady, wait_for
+from chaoskit.nemesis.base import WindowedFault, check_params
+from chaoskit_plugins.faults.cluster_faults import replica_offset
+from chaoskit.protocol.zk_layout import NO_LEADER
+
+
+class DeleteRecordsFault(WindowedFault):
+    name = "delete-records"
+
+    def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
+        from chaoskit.client.admin import AdminClient
+
+        check_params(self.name, params, {"topic", "committed_within_s"})
+        topic = params.get("topic")
+        if not topic:
+            raise ValueError(f"{self.name}: needs the topic whose marked partitions it drains")
+        within = float(params.get("committed_within_s", 20))
+        with AdminClient(self.context.cluster.bootstrap_servers) as admin:
+            marked = sorted(admin.topic(topic).marked_for_deletion)
+            if not marked:
+                raise RuntimeError(f"{self.name}: {topic} has no partition marked for deletion to drain")
+            committed, why = self._await_commits(topic, marked, within)
+            deleted: dict[int, int] = {}
+            for partition, offset in sorted(committed.items()):
+                op = {"process": "admin", "f": self.name, "topic": topic, "partition": partition,
+                      "value": {"before": offset}}
+                self._record({**op, "type": "invoke"})
+                try:
+                    deleted[partition] = admin.delete_records(topic, {partition: offset})[partition]
+                except Exception as e:  # noqa: BLE001 -- recorded; the others are still drained
+                    self._record({**op, "type": "info", "error": f"{type(e).__name__}: {e}"})
+                    continue
+                self._record({**op, "type": "ok", "offset": deleted[partition]})
+        waiting = [p for p in marked if p not in committed]
+        return {"topic": topic, "marked": marked, "deleted": deleted, "waiting": waiting,
+                **({"why": why} if waiting else {})}
+
+    def _await_commits(self, topic: str, partitions: list[int], timeout_s: float) -> tuple[dict[int, int], str]:
+        """{partition: committed offset} for each partition the group committed to its high
+        watermark within `timeout_s` (all of them, or those done when the time ran out), and why
+        the others were not."""
+        from kafka import TopicPartition
+        from kafka.admin import KafkaAdminClient
+
+        group, cluster = self.context.group_id, self.context.cluster
+        done: dict[int, int] = {}
+        admin: list[Any] = []  # kafka-python caches the coordinator it found: a new client after an error
+
+        def drained() -> bool:
+            if not admin:
+                admin.append(KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
+                                              client_id="chaoskit-delete-records", request_timeout_ms=5_000))
+            try:
+                offsets = admin[0].list_group_offsets({group: [TopicPartition(topic, p) for p in partitions]})[group]
+            except Exception:
+                admin.pop().close()
+                raise
+            for p in partitions:
+                state = cluster.partition_state(topic, p)
+                meta = offsets.get(TopicPartition(topic, p))
+                if state is None or state.leader == NO_LEADER or meta is None or meta.offset < 0:
+                    continue
+                if meta.offset >= replica_offset(cluster.brokers[state.leader], topic, p):
+                    done[p] = meta.offset
+            return len(done) == len(partitions)
+
+        why = ""
+        try:
+            wait_for(drained, timeout_s, f"group {group} committing {topic} {partitions} to their ends", interval=0.5)
+        except NotReady as e:
+            why = str(e).splitlines()[0]  # drain what is done; the rest waits for its readers
+        finally:
+            for a in admin:
+                a.close()
+        return done, why
+
+    def stop(self, state: dict[str, Any]) -> None:
+        return None  # deleted records are gone
+
+    def _record(self, op: dict[str, Any]) -> None:
+        if self.context.record is not None:
+            self.context.record(op)
