@@ -30,9 +30,9 @@ def cluster(make_cluster: Callable[..., LocalCluster]) -> LocalCluster:
                         broker_config={"log.segment.bytes": 1024, "log.cleaner.backoff.ms": 200})
 
 
-def create(cluster: LocalCluster, name: str, config: dict[str, str]) -> None:
+def create(cluster: LocalCluster, name: str, config: dict[str, str], partitions: int = 1) -> None:
     with AdminClient(cluster.bootstrap_servers) as admin:
-        admin.create_topic(name, 1, 3, config=config)
+        admin.create_topic(name, partitions, 3, config=config)
     cluster.wait_until_replicated(name)
 
 
@@ -147,3 +147,61 @@ def test_retention_ms_applies_with_compact_delete_and_not_with_compact_alone(clu
     write(cluster, "compact-delete")
     wait_for(lambda: earliest(cluster, "compact-delete") > 0, 30, "compact-delete: retention moved the log start")
     assert earliest(cluster, "compact-only") == 0
+
+
+def restore(cluster: LocalCluster, topic: str, partitions: int) -> dict[int, list[tuple[bytes, bytes | None]]]:
+    """A restore read: every partition from its start, as a fresh reader rebuilding a table would."""
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
+    try:
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        out: dict[int, list[tuple[bytes, bytes | None]]] = {p: [] for p in range(partitions)}
+
+        def read() -> bool:
+            for tp, rs in consumer.poll(200).items():
+                out[tp.partition] += [(r.key, r.value) for r in rs]
+            return all(consumer.position(tp) >= ends[tp] for tp in tps)
+        wait_for(read, 20, f"{topic}: restore read to the end offsets {ends}")
+        return out
+    finally:
+        consumer.close()
+
+
+def test_kip253_section9_as_written_on_a_compacted_topic(cluster: LocalCluster):
+    """KIP-253 §9 as written, end to end (docs/conformance.md row 49). Key K moves from P2=0 to P1=2
+    as 2 partitions grow to 3, and is then deleted. On a pure compact topic P2's log start never
+    moves, so the KIP's condition (earliest offset of P2 > lowerOffsetThreshold) never holds: no
+    tombstone goes, compaction removes K from P1, and K's pre-expansion value on P2 survives: a
+    restore read resurrects it. Once DeleteRecords moved P2's start past the threshold the tombstone
+    does go, but the old value went with the DeleteRecords already."""
+    from chaoskit.client.linear_hash import linear_partition as lp
+    from chaoskit.client.producer import OrderedProducer
+
+    topic = "section9"
+    create(cluster, topic, {"cleanup.policy": "compact", "delete.retention.ms": "500"}, partitions=2)
+    keys = [b"k%d" % i for i in range(1000)]
+    moved = next(k for k in keys if lp(k, 2, 2) == 0 and lp(k, 2, 3) == 2)
+    filler = {p: [k for k in keys if k != moved and lp(k, 2, 3) == p][:30] for p in (0, 1, 2)}
+    with OrderedProducer(cluster.bootstrap_servers) as producer, AdminClient(cluster.bootstrap_servers) as admin:
+        assert producer.send(topic, moved, b"old").partition == 0
+        admin.expand(topic, 3)
+        producer.view.refresh([topic])
+        assert producer.view.topics[topic].compacted
+        assert producer.send(topic, moved, b"new").partition == 2
+        assert producer.send(topic, moved, None).partition == 2  # deleted after it moved
+        for p in (0, 2):  # roll both partitions' segments past K's records, so the cleaner reaches them
+            for k in filler[p]:
+                producer.send(topic, k, b"filler")
+        assert producer.tombstones_sent == [], "P2's earliest offset is 0: the KIP's condition does not hold"
+        wait_for(lambda: moved not in {k for k, _v in restore(cluster, topic, 3)[2]}, 30,
+                 "compaction removed K's value and tombstone from P1")
+        table = restore(cluster, topic, 3)
+        assert (moved, b"old") in table[0], "K, deleted, is resurrected from P2 by a restore read"
+
+        start = admin.delete_records(topic, {0: -1})[0]
+        assert start > 0
+        producer.send(topic, moved, b"again")
+        assert producer.tombstones_sent == [(topic, 0, moved)], "P2's start is past the threshold: §9 sends it"
+        assert moved not in {k for k, v in restore(cluster, topic, 3)[0] if v is not None}
