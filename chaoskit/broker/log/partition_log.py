@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from chaoskit.broker.log.checkpoint import fsync_dir, read_lines, write_atomically
@@ -236,6 +236,8 @@ class PartitionLog:
         self._segments[-1].truncate_to_offset(offset)
         self._dirty.add(self._segments[-1])
         self.epochs.truncate_from_end(self.log_end_offset)
+        active = self._segments[-1].base_offset  # truncated, it takes new records: not cleaned any more
+        self._forget_cleaning(lambda base: base < active)
         if self.fsync:
             fsync_dir(self.dir)
 
@@ -245,6 +247,7 @@ class PartitionLog:
         self._dirty.clear()
         self._segments = [Segment(self.dir, offset, self.index_interval_bytes)]
         self.epochs.truncate_from_end(offset)
+        self._forget_cleaning(lambda base: False)
         self._set_log_start(offset)
 
     def delete_records_before(self, offset: int) -> None:
@@ -315,11 +318,21 @@ class PartitionLog:
                 self._dirty.discard(segment)
                 segment.delete()
                 del cleaned_at[segment.base_offset]
-        self._cleaned_at = {**{b: t for b, t in self._cleaned_at.items() if b >= through}, **cleaned_at}
-        write_atomically(self.dir / CLEANED_CHECKPOINT,
-                         "".join(f"{b} {t}\n" for b, t in sorted(self._cleaned_at.items())), self.fsync)
+        self._save_cleaned(cleaned_at)
         self._cleaned_through, self._tombstones_due = through, due
         return changed
+
+    def _forget_cleaning(self, kept: Callable[[int], bool]) -> None:
+        """After a truncation: the segments that went or take new records again count as never cleaned."""
+        self._cleaned_through, self._tombstones_due = -1, None
+        remaining = {b: t for b, t in self._cleaned_at.items() if kept(b)}
+        if remaining != self._cleaned_at:
+            self._save_cleaned(remaining)
+
+    def _save_cleaned(self, cleaned_at: dict[int, int]) -> None:
+        self._cleaned_at = cleaned_at
+        write_atomically(self.dir / CLEANED_CHECKPOINT, "".join(f"{b} {t}\n" for b, t in sorted(cleaned_at.items())),
+                         self.fsync)
 
     def _read_cleaned_checkpoint(self) -> dict[int, int]:
         out = {}

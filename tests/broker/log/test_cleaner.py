@@ -119,3 +119,16 @@ def test_retention_passes_over_segments_compaction_emptied(tmp_path: Path):
         log.compact(now_ms=5000, up_to=5, delete_retention_ms=DAY)
         assert [s.base_offset for s in log.segments] == [0, 2, 4] and log.segments[0].size == 0
         assert log.delete_segments_older_than(2000, up_to=5) and log.log_start_offset == 4
+
+
+def test_a_truncation_forgets_the_cleaning_of_the_segments_it_reopens(tmp_path: Path):
+    with filled(tmp_path, [(b"a", b"1"), (b"a", None), (b"b", b"1"), (b"b", b"2"), (b"c", b"1")]) as log:
+        log.compact(now_ms=10_000, up_to=5, delete_retention_ms=1000)  # [0,1] and [2,3] cleaned at 10000
+        log.truncate_to(3)  # b2 and [4] go; [2,3] is the active segment again, empty (b1 was compacted away)
+        assert (tmp_path / CLEANED_CHECKPOINT).read_text() == "0 10000\n"
+        for key, value in [(b"f", None), (b"g", b"1"), (b"g", b"2")]:
+            log.append_as_leader(one(key, value), leader_epoch=1)
+        assert [s.base_offset for s in log.segments] == [0, 2, 4]  # f and g1 in the reopened segment
+        assert log.compact(now_ms=20_000, up_to=log.log_end_offset, delete_retention_ms=1000)
+        # a's tombstone (cleaned at 10000) is due; f's, in the reopened segment first cleaned now, stays
+        assert contents(log) == [(2, b"f", None), (3, b"g", b"1"), (4, b"g", b"2")]
