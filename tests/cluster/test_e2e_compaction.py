@@ -20,7 +20,7 @@ from chaoskit.cluster.waiting import wait_for
 from chaoskit.protocol.records import decode_records, iter_batches
 
 KEYS = [b"a", b"b", b"c", b"d"]
-ROUNDS = 20
+ROUNDS = 10
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def write(cluster: LocalCluster, topic: str) -> dict[bytes, tuple[bytes | None, 
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=0)
     last: dict[bytes, tuple[bytes | None, int]] = {}
     writes = [(k, b"%s-%d" % (k, i)) for i in range(ROUNDS) for k in KEYS] + [(b"d", None)]
-    writes += [(b"z", b"z-%d" % i) for i in range(30)]
+    writes += [(b"z", b"z-%d" % i) for i in range(20)]
     for key, value in writes:
         meta = producer.send(topic, key=key, value=value).get(timeout=10)
         last[key] = (value, meta.offset)
@@ -104,40 +104,33 @@ def compacted_view(last: dict[bytes, tuple[bytes | None, int]], read: list[tuple
     return rounds == want
 
 
-def test_a_fresh_reader_gets_each_keys_latest_value_and_tombstones_stay_for_delete_retention(cluster: LocalCluster):
-    create(cluster, "compacted-kept", {"cleanup.policy": "compact", "delete.retention.ms": "86400000"})
-    last = write(cluster, "compacted-kept")
-    wait_for(lambda: compacted_view(last, read_from_start(cluster, "compacted-kept"), tombstones=True), 30,
+def test_a_fresh_reader_gets_each_keys_latest_value_and_tombstones_go_after_delete_retention(cluster: LocalCluster):
+    topics = {"not-compacted": {"cleanup.policy": "delete"},  # written first: the cleaner's passes come after it
+              "compacted-kept": {"cleanup.policy": "compact", "delete.retention.ms": "86400000"},
+              "compacted-dropped": {"cleanup.policy": "compact", "delete.retention.ms": "500"}}
+    for topic, config in topics.items():
+        create(cluster, topic, config)
+    last = {topic: write(cluster, topic) for topic in topics}
+    wait_for(lambda: compacted_view(last["compacted-kept"], read_from_start(cluster, "compacted-kept"), True), 30,
              "compacted-kept: the latest value per key, d's tombstone kept")
-    assert earliest(cluster, "compacted-kept") == 0  # compaction alone never moves the log start
+    wait_for(lambda: compacted_view(last["compacted-dropped"], read_from_start(cluster, "compacted-dropped"), False),
+             30, "compacted-dropped: the latest value per key, d and its tombstone gone")
+    assert earliest(cluster, "compacted-kept") == earliest(cluster, "compacted-dropped") == 0  # never moved by it
     read = read_from_start(cluster, "compacted-kept")
     assert (b"d", None) in [(k, v) for _o, k, v in read]
-    assert read_ordered(cluster, "compacted-kept", last[b"z"][1] + 1) == read  # our client reads across the gaps
+    end = last["compacted-kept"][b"z"][1] + 1
+    assert read_ordered(cluster, "compacted-kept", end) == read  # our client reads across the gaps
+    assert len(read_from_start(cluster, "not-compacted")) == end  # cleanup.policy=delete: the cleaner passed it by
     # each replica cleaned its own log: the rounds read the same on every disk
-    wait_for(lambda: all(compacted_view(last, on_disk(b, "compacted-kept"), tombstones=True)
+    wait_for(lambda: all(compacted_view(last["compacted-kept"], on_disk(b, "compacted-kept"), True)
                          for b in cluster.brokers.values()), 30, "every replica compacted")
-
-
-def test_tombstones_go_after_delete_retention_and_the_deleted_key_is_not_resurrected(cluster: LocalCluster):
-    create(cluster, "compacted-dropped", {"cleanup.policy": "compact", "delete.retention.ms": "500"})
-    last = write(cluster, "compacted-dropped")
-    wait_for(lambda: compacted_view(last, read_from_start(cluster, "compacted-dropped"), tombstones=False), 30,
-             "compacted-dropped: the latest value per key, d and its tombstone gone")
-    assert b"d" not in {k for _o, k, _v in read_from_start(cluster, "compacted-dropped")}
-
-
-def test_delete_policy_keeps_everything_and_a_keyless_record_is_refused_on_a_compacted_topic(cluster: LocalCluster):
-    create(cluster, "not-compacted", {"cleanup.policy": "delete"})
-    last = write(cluster, "not-compacted")
-    assert len(read_from_start(cluster, "not-compacted")) == last[b"z"][1] + 1  # the cleaner passes it by
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", retries=0)
     try:
         with pytest.raises(InvalidRecordError):
             producer.send("compacted-kept", key=None, value=b"no key").get(timeout=10)
-        assert producer.send("not-compacted", key=None, value=b"no key").get(timeout=10).offset == last[b"z"][1] + 1
+        assert producer.send("not-compacted", key=None, value=b"no key").get(timeout=10).offset == end
     finally:
         producer.close()
-
 
 
 def test_retention_ms_applies_with_compact_delete_and_not_with_compact_alone(cluster: LocalCluster):
@@ -175,33 +168,35 @@ def test_kip253_section9_as_written_on_a_compacted_topic(cluster: LocalCluster):
     moves, so the KIP's condition (earliest offset of P2 > lowerOffsetThreshold) never holds: no
     tombstone goes, compaction removes K from P1, and K's pre-expansion value on P2 survives: a
     restore read resurrects it. Once DeleteRecords moved P2's start past the threshold the tombstone
-    does go, but the old value went with the DeleteRecords already."""
+    does go, but the old value went with the DeleteRecords already. The producer learns compaction
+    from the topic's cleanup.policy: a delete topic, the same steps, gets no tombstone."""
     from chaoskit.client.linear_hash import linear_partition as lp
     from chaoskit.client.producer import OrderedProducer
 
-    topic = "section9"
-    create(cluster, topic, {"cleanup.policy": "compact", "delete.retention.ms": "500"}, partitions=2)
     keys = [b"k%d" % i for i in range(1000)]
     moved = next(k for k in keys if lp(k, 2, 2) == 0 and lp(k, 2, 3) == 2)
     filler = {p: [k for k in keys if k != moved and lp(k, 2, 3) == p][:30] for p in (0, 1, 2)}
-    with OrderedProducer(cluster.bootstrap_servers) as producer, AdminClient(cluster.bootstrap_servers) as admin:
-        assert producer.send(topic, moved, b"old").partition == 0
-        admin.expand(topic, 3)
-        producer.view.refresh([topic])
-        assert producer.view.topics[topic].compacted
-        assert producer.send(topic, moved, b"new").partition == 2
-        assert producer.send(topic, moved, None).partition == 2  # deleted after it moved
-        for p in (0, 2):  # roll both partitions' segments past K's records, so the cleaner reaches them
-            for k in filler[p]:
-                producer.send(topic, k, b"filler")
-        assert producer.tombstones_sent == [], "P2's earliest offset is 0: the KIP's condition does not hold"
-        wait_for(lambda: moved not in {k for k, _v in restore(cluster, topic, 3)[2]}, 30,
-                 "compaction removed K's value and tombstone from P1")
-        table = restore(cluster, topic, 3)
-        assert (moved, b"old") in table[0], "K, deleted, is resurrected from P2 by a restore read"
-
-        start = admin.delete_records(topic, {0: -1})[0]
-        assert start > 0
-        producer.send(topic, moved, b"again")
-        assert producer.tombstones_sent == [(topic, 0, moved)], "P2's start is past the threshold: §9 sends it"
-        assert moved not in {k for k, v in restore(cluster, topic, 3)[0] if v is not None}
+    sent = {}
+    for topic, policy in (("section9", "compact"), ("section9-delete", "delete")):
+        create(cluster, topic, {"cleanup.policy": policy, "delete.retention.ms": "500"}, partitions=2)
+        with OrderedProducer(cluster.bootstrap_servers) as producer, AdminClient(cluster.bootstrap_servers) as admin:
+            assert producer.send(topic, moved, b"old").partition == 0
+            admin.expand(topic, 3)
+            producer.view.refresh([topic])
+            assert producer.view.topics[topic].compacted == (policy == "compact")
+            assert producer.send(topic, moved, b"new").partition == 2
+            assert producer.send(topic, moved, None).partition == 2  # deleted after it moved
+            for p in (0, 2):  # roll both partitions' segments past K's records, so the cleaner reaches them
+                for k in filler[p]:
+                    producer.send(topic, k, b"filler")
+            assert producer.tombstones_sent == [], "P2's earliest offset is 0: the KIP's condition does not hold"
+            if policy == "compact":
+                wait_for(lambda: moved not in {k for k, _v in restore(cluster, topic, 3)[2]}, 30,
+                         "compaction removed K's value and tombstone from P1")
+                assert (moved, b"old") in restore(cluster, topic, 3)[0], "K, deleted, resurrected from P2"
+            assert admin.delete_records(topic, {0: -1})[0] > 0
+            producer.send(topic, moved, b"again")
+            sent[topic] = producer.tombstones_sent
+    assert sent == {"section9": [("section9", 0, moved)], "section9-delete": []}
+    wait_for(lambda: restore(cluster, "section9", 3)[0] == [(moved, None)], 15,
+             "only §9's tombstone (sent with acks=0) left on P2")
