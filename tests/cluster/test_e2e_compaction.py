@@ -1,4 +1,4 @@
-"""Log compaction (cleanup.policy=compact) on a real 3-broker cluster with stock kafka-python: a fresh
+"""Log compaction (cleanup.policy=compact) on a real 2-broker cluster (every partition on both) with stock kafka-python: a fresh
 reader from the start gets each key's latest value at the offset it was written, deleted keys'
 tombstones stay for delete.retention.ms and then go, every replica cleans its own log to the same
 records, the log start does not move (retention.ms applies only with compact,delete), and a
@@ -26,13 +26,13 @@ ROUNDS = 10
 @pytest.fixture(scope="module")
 def cluster(make_cluster: Callable[..., LocalCluster]) -> LocalCluster:
     # small segments and a quick cleaner, so a few hundred records make cleanable segments
-    return make_cluster(brokers=3, controllers=1,
+    return make_cluster(brokers=2, controllers=1,
                         broker_config={"log.segment.bytes": 1024, "log.cleaner.backoff.ms": 200})
 
 
 def create(cluster: LocalCluster, name: str, config: dict[str, str], partitions: int = 1) -> None:
     with AdminClient(cluster.bootstrap_servers) as admin:
-        admin.create_topic(name, partitions, 3, config=config)
+        admin.create_topic(name, partitions, 2, config=config)
     cluster.wait_until_replicated(name)
 
 
