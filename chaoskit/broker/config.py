@@ -14,6 +14,15 @@ from typing import Any
 from chaoskit.protocol.mutations import BROKER, mutation_names
 from chaoskit.protocol.node_config import (MAX_MS, REQUIRED, ConfigError, Spec, parse_address, parse_bool, parse_int,
                                            parse_names, parse_peers, parse_spec, parse_str, parse_zk_connect)
+from chaoskit.protocol.topics import CLEANUP_POLICIES
+
+
+def parse_cleanup_policy(key: str, value: Any) -> str:
+    """Kafka's cleanup.policy list: delete, compact, or both comma-separated."""
+    policies = {p.strip() for p in parse_str(key, value).split(",")}
+    if not policies <= CLEANUP_POLICIES:
+        raise ConfigError(f"{key}: expected delete, compact or compact,delete, got {value!r}")
+    return value
 
 SPEC: Spec = {
     "broker.id": ("broker_id", parse_int(0), REQUIRED),
@@ -42,6 +51,10 @@ SPEC: Spec = {
     "log.segment.bytes": ("log_segment_bytes", parse_int(1024), 16777216),
     "log.retention.ms": ("log_retention_ms", parse_int(-1, 2**63 - 1), 604800000),
     "log.retention.check.interval.ms": ("log_retention_check_interval_ms", parse_int(1, MAX_MS), 300000),
+    "log.cleanup.policy": ("log_cleanup_policy", parse_cleanup_policy, "delete"),
+    "log.cleaner.backoff.ms": ("log_cleaner_backoff_ms", parse_int(1, MAX_MS), 15000),
+    "log.cleaner.delete.retention.ms": ("log_cleaner_delete_retention_ms", parse_int(0, 2**63 - 1), 86400000),
+    "log.cleaner.min.compaction.lag.ms": ("log_cleaner_min_compaction_lag_ms", parse_int(0, 2**63 - 1), 0),
     "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", parse_int(0, MAX_MS), 0),
     "mutations": ("mutations", parse_names(mutation_names(BROKER), "mutation"), frozenset()),
     "request.log.path": ("request_log_path", parse_str, None),
@@ -75,6 +88,10 @@ class BrokerConfig:
     log_segment_bytes: int = 16777216
     log_retention_ms: int = 604800000  # a topic's retention.ms overrides it; -1 keeps everything
     log_retention_check_interval_ms: int = 300000
+    log_cleanup_policy: str = "delete"  # a topic's cleanup.policy overrides it
+    log_cleaner_backoff_ms: int = 15000  # between compaction passes
+    log_cleaner_delete_retention_ms: int = 86400000  # a topic's delete.retention.ms overrides it
+    log_cleaner_min_compaction_lag_ms: int = 0  # a topic's min.compaction.lag.ms overrides it
     group_initial_rebalance_delay_ms: int = 0
     mutations: frozenset[str] = frozenset()  # elements turned off for `chaoskit mutate` (protocol/mutations.py)
     request_log_path: str | None = None  # one line per client request and its errors (broker/request_log.py)

@@ -32,10 +32,12 @@ class TopicConfigKey:
 
 
 TOPIC_KEYS: dict[str, TopicConfigKey] = {
-    "cleanup.policy": TopicConfigKey(LIST, "delete", "log.cleanup.policy", "delete, compact or both"),
+    "cleanup.policy": TopicConfigKey(LIST, "delete", "log.cleanup.policy", "delete, compact or both",
+                                     broker_key=True),
     "compression.type": TopicConfigKey(STRING, "producer", "compression.type", "the topic's final compression"),
     "delete.retention.ms": TopicConfigKey(LONG, "86400000", "log.cleaner.delete.retention.ms",
-                                          "how long delete tombstones are kept in a compacted topic"),
+                                          "how long delete tombstones are kept in a compacted topic",
+                                          broker_key=True),
     "enable.ordered.delivery": TopicConfigKey(BOOLEAN, "true", "", "KIP-253: producers use linear hashing and "
                                               "consumers the expansion and deletion gates for this topic"),
     "flush.messages": TopicConfigKey(LONG, LONG_MAX, "log.flush.interval.messages", "messages between fsyncs"),
@@ -44,11 +46,12 @@ TOPIC_KEYS: dict[str, TopicConfigKey] = {
     "message.timestamp.type": TopicConfigKey(STRING, "CreateTime", "log.message.timestamp.type",
                                              "CreateTime or LogAppendTime"),
     "min.compaction.lag.ms": TopicConfigKey(LONG, "0", "log.cleaner.min.compaction.lag.ms",
-                                            "the least time a record stays uncompacted"),
+                                            "the least time a record stays uncompacted", broker_key=True),
     "min.insync.replicas": TopicConfigKey(INT, "1", "min.insync.replicas", "replicas an acks=all write needs",
                                           broker_key=True),
     "retention.bytes": TopicConfigKey(LONG, "-1", "log.retention.bytes", "the most bytes a partition keeps"),
-    "retention.ms": TopicConfigKey(LONG, "604800000", "log.retention.ms", "how long a record is kept"),
+    "retention.ms": TopicConfigKey(LONG, "604800000", "log.retention.ms", "how long a record is kept",
+                                   broker_key=True),
     "segment.bytes": TopicConfigKey(INT, "1073741824", "log.segment.bytes", "a log segment's size", broker_key=True),
     "segment.ms": TopicConfigKey(LONG, "604800000", "log.roll.ms", "how long before a segment is rolled"),
     "unclean.leader.election.enable": TopicConfigKey(BOOLEAN, "false", "unclean.leader.election.enable",

@@ -229,6 +229,13 @@ class Partition:
         self.changed.fire()
         return True
 
+    def apply_compaction(self, now_ms: int, delete_retention_ms: int, min_lag_ms: int) -> bool:
+        """Log compaction below this replica's high watermark (leader or follower). True when records went."""
+        if not self.log.compact(now_ms, self.high_watermark, delete_retention_ms, min_lag_ms):
+            return False
+        self.changed.fire()
+        return True
+
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords on the leader: -1 means the high watermark; the new log start."""
         self.require_leader()

@@ -29,7 +29,7 @@ from chaoskit.broker.waiting import wait_for
 from chaoskit.broker.zk import BrokerZk, ZkUnavailable
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 from chaoskit.protocol.extensions import PartitionMode
-from chaoskit.protocol.topics import legal_topic_name, ordered_delivery
+from chaoskit.protocol.topics import cleanup_policy, legal_topic_name, ordered_delivery
 from chaoskit.protocol.zk_layout import ZkDataError
 
 log = logging.getLogger("chaoskit.broker.replicas")
@@ -47,7 +47,7 @@ class ReplicaManager:
         self.log_dir = Path(config.log_dir)
         self.partitions: dict[TopicPartition, Partition] = {}
         self.topic_configs: dict[str, dict[str, str]] = {}
-        self._next_retention_ms = 0
+        self._next_due: dict[str, int] = {}  # periodic task -> when it runs next (wall-clock ms)
         self.leader_addresses: dict[int, tuple[str, int]] = {}
         self.fetchers = FetcherManager(self.broker_id, config.replica_fetch_wait_max_ms,
                                        config.replica_fetch_max_bytes, self._address_of)
@@ -278,6 +278,7 @@ class ReplicaManager:
             try:
                 self.shrink_isrs()
                 self.apply_retention()
+                self.apply_compaction()
                 self.checkpoint_high_watermarks()
                 if self._configs_pending and self.zk is not None and self.zk.connected:
                     await self._load_topic_configs(set())
@@ -288,14 +289,41 @@ class ReplicaManager:
         """Time-based retention on the partitions this broker leads, every
         log.retention.check.interval.ms: each topic's retention.ms, else log.retention.ms."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-        if now_ms < self._next_retention_ms:
+        if not self._due("retention", now_ms, self.config.log_retention_check_interval_ms):
             return
-        self._next_retention_ms = now_ms + self.config.log_retention_check_interval_ms
-        for (topic, index), p in list(self.partitions.items()):
-            configured = self.topic_configs.get(topic, {}).get("retention.ms")
-            retention_ms = int(configured) if configured is not None else self.config.log_retention_ms
+        for topic, index, p in self._partitions_with_policy("delete"):
+            retention_ms = self._topic_ms(topic, "retention.ms", self.config.log_retention_ms)
             if p.apply_retention(now_ms, retention_ms):
                 log.info("%s-%d: retention.ms %d: log start now %d", topic, index, retention_ms, p.log_start_offset)
+
+    def apply_compaction(self, now_ms: int | None = None) -> None:
+        """Log compaction every log.cleaner.backoff.ms on every replica of a topic whose cleanup.policy
+        has `compact` (each replica cleans its own log, as Kafka's): each topic's delete.retention.ms and
+        min.compaction.lag.ms, else the broker's log.cleaner.* values."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        if not self._due("cleaner", now_ms, self.config.log_cleaner_backoff_ms):
+            return
+        for topic, index, p in self._partitions_with_policy("compact"):
+            delete_retention = self._topic_ms(topic, "delete.retention.ms", self.config.log_cleaner_delete_retention_ms)
+            lag = self._topic_ms(topic, "min.compaction.lag.ms", self.config.log_cleaner_min_compaction_lag_ms)
+            if p.apply_compaction(now_ms, delete_retention, lag):
+                log.info("%s-%d: compacted below %d", topic, index, p.high_watermark)
+
+    def _due(self, task: str, now_ms: int, interval_ms: int) -> bool:
+        if now_ms < self._next_due.get(task, 0):
+            return False
+        self._next_due[task] = now_ms + interval_ms
+        return True
+
+    def _partitions_with_policy(self, policy: str) -> list[tuple[str, int, Partition]]:
+        return [(t, i, p) for (t, i), p in list(self.partitions.items()) if policy in self.cleanup_policy(t)]
+
+    def cleanup_policy(self, topic: str) -> frozenset[str]:
+        return cleanup_policy(self.topic_configs.get(topic, {}), self.config.log_cleanup_policy)
+
+    def _topic_ms(self, topic: str, key: str, default: int) -> int:
+        configured = self.topic_configs.get(topic, {}).get(key)
+        return int(configured) if configured is not None else default
 
     def checkpoint_high_watermarks(self) -> None:
         current = {k: p.high_watermark for k, p in self.partitions.items()}

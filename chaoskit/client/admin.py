@@ -71,6 +71,7 @@ class TopicInfo:
     undeleted_partition_count: int | None = None
     is_internal: bool = False
     ordered_delivery: bool = True  # the topic config enable.ordered.delivery (DescribeConfigs; true when unread)
+    compacted: bool = False  # its cleanup.policy has `compact` (DescribeConfigs; false until read)
 
     @property
     def marked_for_deletion(self) -> list[int]:

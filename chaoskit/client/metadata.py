@@ -11,10 +11,12 @@ controller no longer updates, a zombie, would otherwise be all the client ever h
 comes first in the bootstrap list. (A topic deleted and created again under the same name starts
 its epochs over; this view would keep the old one, which no run does.)
 
-Each refresh also reads the topics' `enable.ordered.delivery` (DescribeConfigs, from the same broker)
-into `TopicInfo.ordered_delivery`: where it is false the client skips KIP-253's steps for the topic
-(client/routing.py `ordered`). A topic whose config could not be read keeps the value last read, or
-KIP-253's default (true) until one is.
+Each refresh also reads the topics' `enable.ordered.delivery` and `cleanup.policy` (one
+DescribeConfigs, from the same broker) into `TopicInfo.ordered_delivery` and `TopicInfo.compacted`:
+where the first is false the client skips KIP-253's steps for the topic (client/routing.py
+`ordered`); where the policy has `compact` the producer sends KIP-253 §9's tombstones
+(client/tombstones.py). A topic whose config could not be read keeps the values last read, or the
+defaults (ordered, not compacted) until they are.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from dataclasses import replace
 
 from chaoskit.client.admin import AdminClient, TopicInfo
 from chaoskit.protocol.errors import ErrorCode
-from chaoskit.protocol.topics import ORDERED_DELIVERY, ordered_delivery
+from chaoskit.protocol.topics import CLEANUP_POLICY, ORDERED_DELIVERY, compacted, ordered_delivery
 from chaoskit.protocol.wire_client import WireClient, WireError
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,7 @@ class ClusterView:
         self.frozen = False
         self.refreshed_at = 0.0
         self.ordered_delivery: dict[str, bool] = {}  # topic -> its enable.ordered.delivery as last read
+        self.compacted: dict[str, bool] = {}  # topic -> whether its cleanup.policy, as last read, compacts
 
     def freeze(self) -> None:
         self.frozen = True
@@ -65,26 +68,29 @@ class ClusterView:
             return self.topics
         try:
             answer = self.admin.metadata(wanted)
-            self._read_ordered_delivery([n for n, i in answer.items() if i.error == ErrorCode.NONE])
+            self._read_topic_configs([n for n, i in answer.items() if i.error == ErrorCode.NONE])
         finally:
             self.admin.start_from_next_broker()  # the next refresh asks another broker
         for name, info in answer.items():
             if info.error == ErrorCode.NONE and not _older(info, self.topics.get(name)):
-                self.topics[name] = replace(info, ordered_delivery=self.ordered_delivery.get(name, True))
+                self.topics[name] = replace(info, ordered_delivery=self.ordered_delivery.get(name, True),
+                                            compacted=self.compacted.get(name, False))
         self.refreshed_at = time.monotonic()
         return self.topics
 
-    def _read_ordered_delivery(self, topics: list[str]) -> None:
+    def _read_topic_configs(self, topics: list[str]) -> None:
         if not topics:
             return
         try:
-            configs = self.admin.topic_configs(topics, [ORDERED_DELIVERY])
+            configs = self.admin.topic_configs(topics, [ORDERED_DELIVERY, CLEANUP_POLICY])
         except WireError as e:  # metadata came: go on with what was read before
-            log.info("topic configs not read (%s); keeping %s", e, self.ordered_delivery)
+            log.info("topic configs not read (%s); keeping %s and %s", e, self.ordered_delivery, self.compacted)
             return
         for name, config in configs.items():
             if ORDERED_DELIVERY in config:
                 self.ordered_delivery[name] = ordered_delivery(config)
+            if CLEANUP_POLICY in config:  # the broker's answer already falls back to log.cleanup.policy
+                self.compacted[name] = compacted(config)
 
     def topic(self, name: str, timeout_s: float | None = None) -> TopicInfo:
         """The topic as last seen; asked for (until `timeout_s`) when not known yet."""

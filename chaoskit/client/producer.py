@@ -76,7 +76,7 @@ class OrderedProducer:
     def __init__(self, bootstrap_servers: str | Iterable[str], client_id: str = "chaoskit-ordered", acks: int = -1,
                  enable_idempotence: bool = True, request_timeout_ms: int = 10_000, delivery_timeout_s: float = 30.0,
                  metadata_max_age_s: float = 5.0, retry_backoff_s: float = 0.1, round_robin_start: int = 0,
-                 compacted_topics: Iterable[str] = (), mutations: Iterable[str] = ()) -> None:
+                 mutations: Iterable[str] = ()) -> None:
         if acks not in (-1, 0, 1):
             raise ValueError(f"acks must be -1 (all), 0 or 1, got {acks!r}")
         if enable_idempotence and acks != -1:
@@ -92,7 +92,7 @@ class OrderedProducer:
         self.producer_id, self.producer_epoch = -1, -1
         self._sequences: dict[tuple[str, int], int] = {}
         self.refusals: dict[int, int] = {}  # error code -> how often the broker refused a batch (observability)
-        self.tombstones = CompactionTombstones(self.view, set(compacted_topics), self._send_unacked)
+        self.tombstones = CompactionTombstones(self.view, self._send_unacked)
         self.tombstones_sent: list[tuple[str, int, bytes]] = []  # (topic, partition, key), KIP-253 §9
 
     # --- metadata --------------------------------------------------------------------------
@@ -144,7 +144,7 @@ class OrderedProducer:
         self.events.emit({**base, "type": "ok", "partition": md.partition, "offset": md.offset,
                           "leader_epoch": md.leader_epoch})
         try:
-            self.tombstones.after_send(self.view.topics[topic], md.partition, key, value)
+            self.tombstones.after_send(self.view.topics[topic], md.partition, key)
         except WireError as e:  # best effort, as the KIP's acks=0 tombstone itself
             log.info("compaction tombstone for %r not sent: %s", key, e)
         return md

@@ -6,8 +6,12 @@ earliest offset is above `lowerOffsetThreshold` (the end of P2's leader epoch be
 created, from `leaderEpochAfterCreation` and OffsetsForLeaderEpoch), the producer also sends
 (K1, null) to P2 with acks=0, so compaction can drop K1 from P2.
 
-The producer cannot read topic configs from our brokers (no DescribeConfigs), so the user names
-the compacted topics (`OrderedProducer(compacted_topics=...)`).
+The KIP's conditions, as written: the topic's `enable.ordered.delivery` true, the key not null, the
+topic log compacted (its `cleanup.policy` has `compact`, read from DescribeConfigs with every
+metadata refresh: client/metadata.py), and initial_partition_count < undeleted_partition_count. The
+value is no condition, so a delete (K1, null) on P1 sends one too. As written, the tombstone goes only
+once P2's log start has passed the threshold (retention with compact,delete, or DeleteRecords):
+compaction alone never moves a log start (docs/conformance.md row 49).
 """
 from __future__ import annotations
 
@@ -25,13 +29,13 @@ SendUnacked = Callable[[str, int, bytes], None]  # (topic, partition, key): a (k
 
 
 class CompactionTombstones:
-    def __init__(self, view: ClusterView, topics: set[str], send_unacked: SendUnacked) -> None:
-        self.view, self.topics, self.send_unacked = view, topics, send_unacked
+    def __init__(self, view: ClusterView, send_unacked: SendUnacked) -> None:
+        self.view, self.send_unacked = view, send_unacked
         self._thresholds: dict[tuple[str, int], tuple[int, int] | None] = {}  # (topic, P1) -> (P2, threshold)
 
-    def after_send(self, info: TopicInfo, partition: int, key: bytes | None, value: bytes | None) -> int | None:
-        """Called after (key, value) was acknowledged on `partition`; the P2 a tombstone went to, if any."""
-        if info.name not in self.topics or key is None or value is None or not ordered(info) \
+    def after_send(self, info: TopicInfo, partition: int, key: bytes | None) -> int | None:
+        """Called after a record with `key` was acknowledged on `partition`; the P2 a tombstone went to, if any."""
+        if not info.compacted or key is None or not ordered(info) \
                 or partition < info.initial_partition_count \
                 or info.initial_partition_count >= info.undeleted_partition_count:
             return None

@@ -207,3 +207,32 @@ def decode_records(batch: bytes | memoryview) -> list[Record]:
         out.append(Record(r.offset, r.timestamp, r.key if r.key is None else bytes(r.key),
                           r.value if r.value is None else bytes(r.value), list(r.headers)))
     return out
+
+
+TIMESTAMP_TYPE_FLAG = 0x08
+_LAST_OFFSET_DELTA_OFFSET = 23
+_RECORD_COUNT_OFFSET = 57
+
+
+def retained_batch(batch: bytes | memoryview, kept: Sequence[Record]) -> bytes:
+    """The batch holding only `kept` (some of its records, offsets unchanged), as a log cleaner
+    writes it: same base offset, last offset delta, leader epoch, producer fields and compression,
+    so the log's offsets and the producer's sequences read as before; no records gives an empty batch."""
+    h = header(batch)
+    if not kept:
+        buf = bytearray(batch[:HEADER_SIZE])
+        _INT32.pack_into(buf, 8, HEADER_SIZE - LOG_OVERHEAD)
+        struct.pack_into(">h", buf, ATTRIBUTES_OFFSET, h.attributes & ~COMPRESSION_MASK)
+        _INT32.pack_into(buf, _RECORD_COUNT_OFFSET, 0)
+        return _reseal(buf)
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=h.attributes & COMPRESSION_MASK,
+                                        is_transactional=h.is_transactional, producer_id=h.producer_id,
+                                        producer_epoch=h.producer_epoch, base_sequence=h.base_sequence,
+                                        batch_size=2**31 - 1)
+    for r in kept:
+        builder.append(r.offset - h.base_offset, timestamp=r.timestamp, key=r.key, value=r.value, headers=r.headers)
+    buf = bytearray(restamp(builder.build(), h.base_offset, h.partition_leader_epoch))
+    attributes = h.attributes & (TIMESTAMP_TYPE_FLAG | CONTROL_FLAG) | struct.unpack_from(">h", buf, ATTRIBUTES_OFFSET)[0]
+    struct.pack_into(">h", buf, ATTRIBUTES_OFFSET, attributes)
+    _INT32.pack_into(buf, _LAST_OFFSET_DELTA_OFFSET, h.last_offset_delta)
+    return _reseal(buf)

@@ -7,6 +7,8 @@ must agree on about topics.
   count, so adding partitions to them moves keys (KAFKA-20029's guardrail refuses it).
 - `ordered_delivery`: a topic's `enable.ordered.delivery` read from its config, one rule for the
   broker, the client and a test's topics.
+- `cleanup_policy` / `compacted`: a topic's `cleanup.policy` (else the broker's `log.cleanup.policy`)
+  and whether it compacts, one rule for the broker's cleaner and the client's KIP-253 §9 tombstones.
 - `java_string_hashcode` / `partition_for`: the group -> `__consumer_offsets` partition, Kafka's
   `Utils.abs(groupId.hashCode()) % partitions`, with Java's String hash over UTF-16 code units and
   Utils.abs mapping Integer.MIN_VALUE to 0.
@@ -28,6 +30,22 @@ ORDERED_DELIVERY = "enable.ordered.delivery"
 def ordered_delivery(config: dict[str, object]) -> bool:
     """A topic's `enable.ordered.delivery` from its config map: true unless it says false (KIP-253's default)."""
     return str(config.get(ORDERED_DELIVERY) or "true").strip().lower() != "false"
+
+
+CLEANUP_POLICY = "cleanup.policy"
+CLEANUP_POLICIES = frozenset({"delete", "compact"})
+
+
+def cleanup_policy(config: dict[str, object], default: str = "delete") -> frozenset[str]:
+    """A topic's `cleanup.policy` from its config map (`delete`, `compact` or both, comma-separated),
+    else `default` (the broker's `log.cleanup.policy`)."""
+    value = str(config.get(CLEANUP_POLICY) or default)
+    return frozenset(p.strip().lower() for p in value.split(",") if p.strip())
+
+
+def compacted(config: dict[str, object], default: str = "delete") -> bool:
+    """Whether a topic is log compacted: its cleanup.policy contains `compact`."""
+    return "compact" in cleanup_policy(config, default)
 
 
 def legal_topic_name(name: str) -> bool:

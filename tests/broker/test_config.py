@@ -37,6 +37,7 @@ def test_defaults_follow_the_contract():
     ({"peer.addresses": {"x": "h:1"}}, ["peer.addresses", "not a broker id"]),
     ({"peer.addresses": {"1": "127.0.0.1:5"}}, ["own id 1"]),
     ({"log.dirs": None}, ["log.dirs is required"]),
+    ({"log.cleanup.policy": "compact,forever"}, ["log.cleanup.policy", "compact,delete", "'compact,forever'"]),
 ])
 def test_bad_values_name_the_key(change, words):
     raw = {k: v for k, v in {**MINIMAL, **change}.items() if v is not None}

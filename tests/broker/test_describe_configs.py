@@ -25,7 +25,8 @@ OVERRIDES = {"enable.ordered.delivery": "false", "retention.ms": "3600000", "cle
 
 @pytest.fixture(scope="module")
 def cluster(make_cluster: Callable[..., LocalCluster]) -> LocalCluster:
-    cluster = make_cluster(brokers=2, controllers=1, broker_config={"min.insync.replicas": 1})
+    cluster = make_cluster(brokers=2, controllers=1, broker_config={"min.insync.replicas": 1,
+                                                                    "log.cleaner.delete.retention.ms": 60000})
     with AdminClient(cluster.bootstrap_servers) as admin:
         admin.create_topic("configured", 2, 2, config=OVERRIDES)
         admin.create_topic("plain", 1, 2)
@@ -73,6 +74,18 @@ def test_synonyms_name_the_broker_level_fallbacks(kp_admin: KafkaAdminClient):
         [("retention.ms", "DYNAMIC_TOPIC_CONFIG"), ("log.retention.ms", "DEFAULT_CONFIG")]
     assert [(s["name"], s["value"], s["source"]) for s in got["segment.bytes"]["synonyms"]] == \
         [("log.segment.bytes", "16777216", "DEFAULT_CONFIG")]
+
+
+def test_cleanup_configs_fall_back_to_the_brokers_log_cleaner_keys(kp_admin: KafkaAdminClient):
+    keys = {"cleanup.policy": None, "delete.retention.ms": None, "min.compaction.lag.ms": None}
+    got = kp_admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "configured", configs=keys)],
+                                    include_synonyms=True, config_filter="all")["topic"]["configured"]
+    assert [(s["name"], s["value"], s["source"]) for s in got["cleanup.policy"]["synonyms"]] == \
+        [("cleanup.policy", "compact", "DYNAMIC_TOPIC_CONFIG"), ("log.cleanup.policy", "delete", "DEFAULT_CONFIG")]
+    assert (got["delete.retention.ms"]["value"], got["delete.retention.ms"]["config_source"]) == \
+        ("60000", "STATIC_BROKER_CONFIG")  # the broker's config file sets log.cleaner.delete.retention.ms
+    assert (got["min.compaction.lag.ms"]["value"], got["min.compaction.lag.ms"]["config_source"]) == \
+        ("0", "DEFAULT_CONFIG")
 
 
 def test_confluent_kafka_reads_the_topic_and_broker_configs(cluster: LocalCluster):

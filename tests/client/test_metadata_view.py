@@ -54,20 +54,22 @@ def test_a_new_partition_or_a_newer_epoch_is_taken():
     assert sorted(got.partitions) == [0, 1, 2] and got.partitions[0].leader_epoch == 4
 
 
-def test_ordered_delivery_is_read_with_each_refresh_and_kept_when_unreadable():
+def test_ordered_delivery_and_compaction_are_read_with_each_refresh_and_kept_when_unreadable():
     from chaoskit.protocol.wire_client import WireError
 
     view = ClusterView(BOOTSTRAP, "test")
     Brokers(view, {1: topic(1, 0), 2: topic(1, 0), 3: topic(1, 0)})
-    answers: list = [WireError("no answer"), {"orders": {"enable.ordered.delivery": "false"}}, WireError("no answer"),
-                     {"orders": {"enable.ordered.delivery": "true"}}]
+    answers: list = [WireError("no answer"),
+                     {"orders": {"enable.ordered.delivery": "false", "cleanup.policy": "compact,delete"}},
+                     WireError("no answer"), {"orders": {"enable.ordered.delivery": "true", "cleanup.policy": "delete"}}]
 
     def topic_configs(topics: list[str], keys: list[str]) -> dict:
-        assert (topics, keys) == (["orders"], ["enable.ordered.delivery"])
+        assert (topics, keys) == (["orders"], ["enable.ordered.delivery", "cleanup.policy"])
         answer = answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
         return answer
     view.admin.topic_configs = topic_configs  # type: ignore[method-assign]
-    seen = [view.refresh(["orders"])["orders"].ordered_delivery for _ in range(4)]
-    assert seen == [True, False, False, True]  # KIP-253's default until read; the last value read while unreadable
+    seen = [(lambda i: (i.ordered_delivery, i.compacted))(view.refresh(["orders"])["orders"]) for _ in range(4)]
+    # the defaults until read; the last values read while unreadable
+    assert seen == [(True, False), (False, True), (False, True), (True, False)]

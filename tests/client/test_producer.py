@@ -104,32 +104,3 @@ def test_unknown_topic_is_a_clear_error(cluster: Any):
             producer.send("no-such-topic", b"k", b"v")
     assert refused.value.definite and not isinstance(refused.value, MetadataError)
 
-
-def test_compacted_topic_tombstone_for_a_moved_key(cluster: Any, admin: Any, new_topic: Any):
-    """KIP-253 §9: a key that moved to a new partition gets (key, null) on its old partition once
-    the old partition's earliest offset is past the end of its epoch before the split."""
-    from chaoskit.client.linear_hash import linear_partition as lp
-    from chaoskit.cluster.waiting import wait_for
-    from chaoskit.protocol.records import decode_records, split_batches
-    from chaoskit.protocol.requests import fetch
-    from chaoskit.protocol.wire_client import WireClient
-
-    topic = new_topic(2, config={"cleanup.policy": "compact"})
-    key = next(k for k in (b"c%d" % i for i in range(1000)) if lp(k, 2, 2) == 0 and lp(k, 2, 3) == 2)
-    with OrderedProducer(cluster.bootstrap_servers, compacted_topics=[topic]) as producer:
-        assert producer.send(topic, key, b"v0").partition == 0
-        admin.expand(topic, 3)
-        producer.view.refresh([topic])
-        assert producer.send(topic, key, b"v1").partition == 2
-        assert producer.tombstones_sent == [], "partition 0 still holds records from before the split"
-        start = admin.delete_records(topic, {0: -1})[0]
-        assert producer.send(topic, key, b"v2").partition == 2
-        assert producer.tombstones_sent == [(topic, 0, key)]
-
-    def tombstone() -> bool:
-        leader = admin.topic(topic).partitions[0].leader
-        with WireClient(*cluster.broker(leader).address, timeout=10) as c:
-            got = fetch(c, topic, 0, start)
-        return [(r.key, r.value) for b in split_batches(bytes(got.records or b"")) for r in decode_records(b)] == \
-            [(key, None)]
-    wait_for(tombstone, 15, "the tombstone on partition 0")

@@ -82,3 +82,22 @@ def test_control_batch_is_a_commit_marker():
 def test_empty_batch_refused():
     with pytest.raises(ValueError, match="at least one record"):
         records.build_batch([])
+
+
+def test_a_retained_batch_keeps_its_offsets_producer_fields_and_compression():
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=1, is_transactional=False, producer_id=9,
+                                        producer_epoch=2, base_sequence=40, batch_size=1 << 20)
+    for i in range(4):
+        builder.append(i, timestamp=1000 + i, key=b"k%d" % i, value=b"v%d" % i, headers=[("h", b"x")])
+    b = records.restamp(bytes(builder.build()), 100, 7)
+    kept = [r for r in records.decode_records(b) if r.offset in (101, 102)]
+    out = records.retained_batch(b, kept)
+    h, before = records.validate(out), records.header(b)
+    assert (h.base_offset, h.last_offset, h.partition_leader_epoch, h.record_count) == (100, 103, 7, 2)
+    assert (h.producer_id, h.producer_epoch, h.base_sequence) == (9, 2, 40)
+    assert h.attributes == before.attributes and DefaultRecordBatch(out).validate_crc()
+    assert records.decode_records(out) == kept
+    empty = records.retained_batch(b, [])
+    e = records.validate(empty)
+    assert (e.base_offset, e.last_offset, e.record_count, e.producer_id, e.base_sequence) == (100, 103, 0, 9, 40)
+    assert records.decode_records(empty) == []

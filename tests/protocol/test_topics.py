@@ -29,3 +29,11 @@ def test_partition_for_is_kafkas_abs_hash_modulo():
 def test_legal_topic_names_are_kafkas_and_stay_inside_log_dirs():
     assert all(map(legal_topic_name, ["orders", "a.b_c-1", "x" * 249, "..."]))
     assert not any(map(legal_topic_name, ["", ".", "..", "x" * 250, "a/b", "../up", "t p", "é"]))
+
+
+def test_cleanup_policy_is_the_topics_else_the_brokers_and_compacts_when_it_has_compact():
+    from chaoskit.protocol.topics import cleanup_policy, compacted
+    assert cleanup_policy({"cleanup.policy": "compact, delete"}) == {"compact", "delete"}
+    assert compacted({"cleanup.policy": "compact,delete"}) and compacted({"cleanup.policy": "compact"})
+    assert not compacted({"cleanup.policy": "delete"}) and not compacted({})
+    assert compacted({}, default="compact") and not compacted({"cleanup.policy": "delete"}, default="compact")

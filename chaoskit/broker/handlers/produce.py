@@ -8,6 +8,8 @@ marked for deletion (KIP-694 ReadOnly or None), and a topic's undeleted_partitio
 not the one the leader learned with its epoch (KIP-253; a request without the tag is not checked).
 A Produce without the `mode_aware` tag (a stock client) is refused a marked partition with
 LEADER_NOT_AVAILABLE instead: KIP-694's answer to clients that cannot read modes.
+A record without a key in a topic whose cleanup.policy has `compact` is refused as Kafka's
+LogValidator refuses it: INVALID_RECORD, with each such record's index in `record_errors` (v8+).
 """
 from __future__ import annotations
 
@@ -21,12 +23,29 @@ from chaoskit.broker.handlers import handles
 from chaoskit.broker.log.partition_log import InvalidAppend
 from chaoskit.broker.zk import ZkUnavailable
 from chaoskit.protocol.errors import ErrorCode, KafkaError
-from chaoskit.protocol.records import InvalidBatch
+from chaoskit.protocol.records import InvalidBatch, decode_records, split_batches
 
 log = logging.getLogger("chaoskit.broker.produce")
 
 TopicResponse = ProduceResponse.TopicProduceResponse
 PartResponse = ProduceResponse.TopicProduceResponse.PartitionProduceResponse
+RecordError = PartResponse.BatchIndexAndErrorMessage
+
+
+class KeylessRecords(KafkaError):
+    def __init__(self, partition: Any, indexes: list[int]) -> None:
+        self.indexes = indexes
+        super().__init__(ErrorCode.INVALID_RECORD, f"Compacted topic cannot accept message without key in topic "
+                                                   f"partition {partition}.")
+
+
+def _keyless(records: bytes) -> list[int]:
+    """Indexes (within the request's batches) of the records without a key."""
+    try:
+        decoded = [r for b in split_batches(records) for r in decode_records(b)]
+    except ValueError:
+        return []  # the append refuses the bytes as CORRUPT_MESSAGE
+    return [i for i, r in enumerate(decoded) if r.key is None]
 
 
 def _append(broker: Any, topic: str, index: int, records: bytes | None, acks: int,
@@ -42,6 +61,10 @@ def _append(broker: Any, topic: str, index: int, records: bytes | None, acks: in
         if len(p.isr) < needed:
             raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                              f"{p}: ISR {sorted(p.isr)} is smaller than min.insync.replicas={needed}")
+    if "compact" in broker.replicas.cleanup_policy(topic):
+        keyless = _keyless(records or b"")
+        if keyless:
+            raise KeylessRecords(p, keyless)
     try:
         first, last = p.append_as_leader(records or b"")
     except (InvalidBatch, InvalidAppend) as e:
@@ -69,6 +92,9 @@ async def produce(broker: Any, header: Any, request: Any) -> Any:
                     waits[key] = broker.replicas.wait_replicated(p, last + 1, request.timeout_ms / 1000)
             except KafkaError as e:
                 result.error_code, result.error_message = e.code, e.message
+                if isinstance(e, KeylessRecords):
+                    result.record_errors = [RecordError(batch_index=i, batch_index_error_message=e.message)
+                                            for i in e.indexes]
                 log.debug("produce to %s-%d: %s", topic.name, part.index, e)
     if waits:
         codes = await asyncio.gather(*waits.values())

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import bisect
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from chaoskit.broker.log.checkpoint import fsync_dir, read_lines, write_atomically
+from chaoskit.broker.log.cleaner import cleanable_count, clean_segment, latest_offsets, producers_last_batches
 from chaoskit.broker.log.epochs import LeaderEpochCache
 from chaoskit.broker.log.segment import Damage, Segment
 from chaoskit.protocol.records import BatchHeader, decode_records, header, restamp, split_batches, validate
@@ -21,6 +22,7 @@ from chaoskit.protocol.records import BatchHeader, decode_records, header, resta
 log = logging.getLogger(__name__)
 
 LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
+CLEANED_CHECKPOINT = "cleaned-segments-checkpoint"  # "<segment base> <first cleaned, ms since the epoch>"
 _MAX_RELATIVE_OFFSET = 2**31 - 1
 
 
@@ -51,6 +53,9 @@ class PartitionLog:
         self._segments: list[Segment] = []
         self._open_segments()
         self._log_start_offset = self._load_log_start()
+        self._cleaned_at = self._read_cleaned_checkpoint()
+        self._cleaned_through = -1  # where the cleanable part ended at the last compaction
+        self._tombstones_due: int | None = None  # when the earliest kept tombstone may go
 
     # -- opening -------------------------------------------------------------------------------
 
@@ -231,6 +236,8 @@ class PartitionLog:
         self._segments[-1].truncate_to_offset(offset)
         self._dirty.add(self._segments[-1])
         self.epochs.truncate_from_end(self.log_end_offset)
+        active = self._segments[-1].base_offset  # truncated, it takes new records: not cleaned any more
+        self._forget_cleaning(lambda base: base < active)
         if self.fsync:
             fsync_dir(self.dir)
 
@@ -240,6 +247,7 @@ class PartitionLog:
         self._dirty.clear()
         self._segments = [Segment(self.dir, offset, self.index_interval_bytes)]
         self.epochs.truncate_from_end(offset)
+        self._forget_cleaning(lambda base: False)
         self._set_log_start(offset)
 
     def delete_records_before(self, offset: int) -> None:
@@ -263,7 +271,12 @@ class PartitionLog:
         start = self.log_start_offset
         for i, segment in enumerate(self._segments):
             end = self._segments[i + 1].base_offset if i + 1 < len(self._segments) else self.log_end_offset
-            if segment.size == 0 or not 0 <= segment.max_timestamp < cutoff_ms or end > up_to:
+            if end > up_to:
+                break
+            if segment.size == 0 and i + 1 < len(self._segments):  # emptied by compaction: nothing to keep
+                start = end
+                continue
+            if segment.size == 0 or not 0 <= segment.max_timestamp < cutoff_ms:
                 break
             start = end
         if start <= self.log_start_offset:
@@ -272,6 +285,62 @@ class PartitionLog:
             self._roll(start)  # as Kafka: a fresh active segment, so the expired one goes with the rest
         self.delete_records_before(start)
         return True
+
+    def compact(self, now_ms: int, up_to: int, delete_retention_ms: int, min_lag_ms: int = 0) -> bool:
+        """Log compaction (broker/log/cleaner.py) of the segments below `up_to` (the high watermark)
+        and older than min.compaction.lag.ms; `now_ms` is wall-clock time. Nothing is read again
+        when neither the cleanable part grew nor a kept tombstone is due. True when records went."""
+        cutoff = now_ms - min_lag_ms if min_lag_ms > 0 else 2**63 - 1
+        n = cleanable_count(self._segments, up_to, cutoff)
+        if n == 0:
+            return False
+        through = self._segments[n].base_offset
+        if through == self._cleaned_through and (self._tombstones_due is None or now_ms < self._tombstones_due):
+            return False
+        cleanable = self._segments[:n]
+        latest = latest_offsets(cleanable, self.log_start_offset)
+        producers_last = producers_last_batches(self._segments)
+        cleaned_at = {s.base_offset: self._cleaned_at.get(s.base_offset, now_ms) for s in cleanable}
+        changed, due = False, None
+        for segment in cleanable:
+            first_cleaned = cleaned_at[segment.base_offset]
+            keep_tombstones = now_ms < first_cleaned + delete_retention_ms
+            result = clean_segment(segment, latest, self.log_start_offset, keep_tombstones, producers_last)
+            if result.tombstones and keep_tombstones:
+                due = min(due or 2**63 - 1, first_cleaned + delete_retention_ms)
+            if result.data is None:
+                continue
+            changed = True
+            if result.data or segment is self._segments[0]:
+                segment.replace_contents(result.data, self.fsync)
+            else:  # an emptied segment goes; its offsets are a gap, like the records it held
+                self._segments.remove(segment)
+                self._dirty.discard(segment)
+                segment.delete()
+                del cleaned_at[segment.base_offset]
+        self._save_cleaned(cleaned_at)
+        self._cleaned_through, self._tombstones_due = through, due
+        return changed
+
+    def _forget_cleaning(self, kept: Callable[[int], bool]) -> None:
+        """After a truncation: the segments that went or take new records again count as never cleaned."""
+        self._cleaned_through, self._tombstones_due = -1, None
+        remaining = {b: t for b, t in self._cleaned_at.items() if kept(b)}
+        if remaining != self._cleaned_at:
+            self._save_cleaned(remaining)
+
+    def _save_cleaned(self, cleaned_at: dict[int, int]) -> None:
+        self._cleaned_at = cleaned_at
+        write_atomically(self.dir / CLEANED_CHECKPOINT, "".join(f"{b} {t}\n" for b, t in sorted(cleaned_at.items())),
+                         self.fsync)
+
+    def _read_cleaned_checkpoint(self) -> dict[int, int]:
+        out = {}
+        for line in read_lines(self.dir / CLEANED_CHECKPOINT) or []:
+            parts = line.split()
+            if len(parts) == 2 and all(p.lstrip("-").isdigit() for p in parts):
+                out[int(parts[0])] = int(parts[1])
+        return out
 
     def _set_log_start(self, offset: int) -> None:
         self._log_start_offset = offset

@@ -128,6 +128,23 @@ class Segment:
         if position is not None:
             self.truncate_bytes(position)
 
+    def replace_contents(self, data: bytes, fsync: bool) -> None:
+        """Swap the .log for `data` (whole batches, as a log cleaner writes them) by one rename, so a
+        crash leaves the old or the new file, and a stray .tmp that opening removes; then rescan."""
+        tmp = self.log_path.with_name(self.log_path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, data)
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.log_path)
+        os.close(self._log_fd)
+        self._log_fd = os.open(self.log_path, os.O_RDWR | os.O_APPEND)
+        self.size = len(data)
+        self.recover()
+
     def flush(self) -> None:
         os.fsync(self._log_fd)
         os.fsync(self._index_fd)

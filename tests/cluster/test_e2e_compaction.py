@@ -1,0 +1,202 @@
+"""Log compaction (cleanup.policy=compact) on a real 2-broker cluster (every partition on both) with stock kafka-python: a fresh
+reader from the start gets each key's latest value at the offset it was written, deleted keys'
+tombstones stay for delete.retention.ms and then go, every replica cleans its own log to the same
+records, the log start does not move (retention.ms applies only with compact,delete), and a
+keyless record is refused with INVALID_RECORD."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import InvalidRecordError
+
+from chaoskit.client.admin import AdminClient
+from chaoskit.client.consumer import OrderedConsumer
+from chaoskit.cluster.local import LocalCluster
+from chaoskit.cluster.waiting import wait_for
+from chaoskit.protocol.records import decode_records, iter_batches
+
+KEYS = [b"a", b"b", b"c", b"d"]
+ROUNDS = 10
+
+
+@pytest.fixture(scope="module")
+def cluster(make_cluster: Callable[..., LocalCluster]) -> LocalCluster:
+    # small segments and a quick cleaner, so a few hundred records make cleanable segments
+    return make_cluster(brokers=2, controllers=1,
+                        broker_config={"log.segment.bytes": 1024, "log.cleaner.backoff.ms": 200})
+
+
+def create(cluster: LocalCluster, name: str, config: dict[str, str], partitions: int = 1) -> None:
+    with AdminClient(cluster.bootstrap_servers) as admin:
+        admin.create_topic(name, partitions, 2, config=config)
+    cluster.wait_until_replicated(name)
+
+
+def write(cluster: LocalCluster, topic: str) -> dict[bytes, tuple[bytes | None, int]]:
+    """Rounds of every key (d deleted at the end), then filler on key z to roll the segments past
+    them; each record its own batch. Each key's last write and its offset."""
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=0)
+    last: dict[bytes, tuple[bytes | None, int]] = {}
+    writes = [(k, b"%s-%d" % (k, i)) for i in range(ROUNDS) for k in KEYS] + [(b"d", None)]
+    writes += [(b"z", b"z-%d" % i) for i in range(20)]
+    for key, value in writes:
+        meta = producer.send(topic, key=key, value=value).get(timeout=10)
+        last[key] = (value, meta.offset)
+    producer.close()
+    return last
+
+
+def read_from_start(cluster: LocalCluster, topic: str) -> list[tuple[int, bytes, bytes | None]]:
+    tp = TopicPartition(topic, 0)
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
+    try:
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        end = consumer.end_offsets([tp])[tp]
+        out: list[tuple[int, bytes, bytes | None]] = []
+        wait_for(lambda: out.extend((r.offset, r.key, r.value) for rs in consumer.poll(200).values() for r in rs)
+                 or consumer.position(tp) >= end, 20, f"{topic}: read to the end offset {end}")
+        return out
+    finally:
+        consumer.close()
+
+
+def read_ordered(cluster: LocalCluster, topic: str, end: int) -> list[tuple[int, bytes, bytes | None]]:
+    """Our ordered client's group consumer, from the start to `end`."""
+    consumer = OrderedConsumer(cluster.bootstrap_servers, group_id=f"reader-{topic}", heartbeat_interval_ms=200)
+    try:
+        consumer.subscribe([topic])
+        out: list[tuple[int, bytes, bytes | None]] = []
+        wait_for(lambda: out.extend((r.offset, r.key, r.value) for r in consumer.poll(200))
+                 or (out and out[-1][0] >= end - 1), 20, f"{topic}: our consumer read to {end}")
+        return out
+    finally:
+        consumer.close()
+
+
+def earliest(cluster: LocalCluster, topic: str) -> int:
+    tp = TopicPartition(topic, 0)
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        return consumer.beginning_offsets([tp])[tp]
+    finally:
+        consumer.close()
+
+
+def on_disk(broker: Any, topic: str) -> list[tuple[int, bytes, bytes | None]]:
+    """The records of a replica's segment files, read directly."""
+    out = []
+    for path in sorted(Path(broker.data_dir / f"{topic}-0").glob("*.log")):
+        for _pos, batch in iter_batches(path.read_bytes()):
+            out += [(r.offset, r.key, r.value) for r in decode_records(batch)]
+    return out
+
+
+def compacted_view(last: dict[bytes, tuple[bytes | None, int]], read: list[tuple[int, bytes, bytes | None]],
+                   tombstones: bool) -> bool:
+    """Each key of the rounds once, with its last write at its offset; z (in the active segment) as it is."""
+    rounds = [(o, k, v) for o, k, v in read if k != b"z"]
+    want = sorted((o, k, v) for k, (v, o) in last.items() if k != b"z" and (v is not None or tombstones))
+    return rounds == want
+
+
+def test_a_fresh_reader_gets_each_keys_latest_value_and_tombstones_go_after_delete_retention(cluster: LocalCluster):
+    topics = {"not-compacted": {"cleanup.policy": "delete"},  # written first: the cleaner's passes come after it
+              "compacted-kept": {"cleanup.policy": "compact", "delete.retention.ms": "86400000"},
+              "compacted-dropped": {"cleanup.policy": "compact", "delete.retention.ms": "500"}}
+    for topic, config in topics.items():
+        create(cluster, topic, config)
+    last = {topic: write(cluster, topic) for topic in topics}
+    wait_for(lambda: compacted_view(last["compacted-kept"], read_from_start(cluster, "compacted-kept"), True), 30,
+             "compacted-kept: the latest value per key, d's tombstone kept")
+    wait_for(lambda: compacted_view(last["compacted-dropped"], read_from_start(cluster, "compacted-dropped"), False),
+             30, "compacted-dropped: the latest value per key, d and its tombstone gone")
+    assert earliest(cluster, "compacted-kept") == earliest(cluster, "compacted-dropped") == 0  # never moved by it
+    read = read_from_start(cluster, "compacted-kept")
+    assert (b"d", None) in [(k, v) for _o, k, v in read]
+    end = last["compacted-kept"][b"z"][1] + 1
+    assert read_ordered(cluster, "compacted-kept", end) == read  # our client reads across the gaps
+    assert len(read_from_start(cluster, "not-compacted")) == end  # cleanup.policy=delete: the cleaner passed it by
+    # each replica cleaned its own log: the rounds read the same on every disk
+    wait_for(lambda: all(compacted_view(last["compacted-kept"], on_disk(b, "compacted-kept"), True)
+                         for b in cluster.brokers.values()), 30, "every replica compacted")
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", retries=0)
+    try:
+        with pytest.raises(InvalidRecordError):
+            producer.send("compacted-kept", key=None, value=b"no key").get(timeout=10)
+        assert producer.send("not-compacted", key=None, value=b"no key").get(timeout=10).offset == end
+    finally:
+        producer.close()
+
+
+def test_retention_ms_applies_with_compact_delete_and_not_with_compact_alone(cluster: LocalCluster):
+    create(cluster, "compact-only", {"cleanup.policy": "compact", "retention.ms": "1000"})
+    create(cluster, "compact-delete", {"cleanup.policy": "compact,delete", "retention.ms": "1000"})
+    write(cluster, "compact-only")  # older than compact-delete's records
+    write(cluster, "compact-delete")
+    wait_for(lambda: earliest(cluster, "compact-delete") > 0, 30, "compact-delete: retention moved the log start")
+    assert earliest(cluster, "compact-only") == 0
+
+
+def restore(cluster: LocalCluster, topic: str, partitions: int) -> dict[int, list[tuple[bytes, bytes | None]]]:
+    """A restore read: every partition from its start, as a fresh reader rebuilding a table would."""
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
+    try:
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        out: dict[int, list[tuple[bytes, bytes | None]]] = {p: [] for p in range(partitions)}
+
+        def read() -> bool:
+            for tp, rs in consumer.poll(200).items():
+                out[tp.partition] += [(r.key, r.value) for r in rs]
+            return all(consumer.position(tp) >= ends[tp] for tp in tps)
+        wait_for(read, 20, f"{topic}: restore read to the end offsets {ends}")
+        return out
+    finally:
+        consumer.close()
+
+
+def test_kip253_section9_as_written_on_a_compacted_topic(cluster: LocalCluster):
+    """KIP-253 §9 as written, end to end (docs/conformance.md row 49). Key K moves from P2=0 to P1=2
+    as 2 partitions grow to 3, and is then deleted. On a pure compact topic P2's log start never
+    moves, so the KIP's condition (earliest offset of P2 > lowerOffsetThreshold) never holds: no
+    tombstone goes, compaction removes K from P1, and K's pre-expansion value on P2 survives: a
+    restore read resurrects it. Once DeleteRecords moved P2's start past the threshold the tombstone
+    does go, but the old value went with the DeleteRecords already. The producer learns compaction
+    from the topic's cleanup.policy: a delete topic, the same steps, gets no tombstone."""
+    from chaoskit.client.linear_hash import linear_partition as lp
+    from chaoskit.client.producer import OrderedProducer
+
+    keys = [b"k%d" % i for i in range(1000)]
+    moved = next(k for k in keys if lp(k, 2, 2) == 0 and lp(k, 2, 3) == 2)
+    filler = {p: [k for k in keys if k != moved and lp(k, 2, 3) == p][:30] for p in (0, 1, 2)}
+    sent = {}
+    for topic, policy in (("section9", "compact"), ("section9-delete", "delete")):
+        create(cluster, topic, {"cleanup.policy": policy, "delete.retention.ms": "500"}, partitions=2)
+        with OrderedProducer(cluster.bootstrap_servers) as producer, AdminClient(cluster.bootstrap_servers) as admin:
+            assert producer.send(topic, moved, b"old").partition == 0
+            admin.expand(topic, 3)
+            producer.view.refresh([topic])
+            assert producer.view.topics[topic].compacted == (policy == "compact")
+            assert producer.send(topic, moved, b"new").partition == 2
+            assert producer.send(topic, moved, None).partition == 2  # deleted after it moved
+            for p in (0, 2):  # roll both partitions' segments past K's records, so the cleaner reaches them
+                for k in filler[p]:
+                    producer.send(topic, k, b"filler")
+            assert producer.tombstones_sent == [], "P2's earliest offset is 0: the KIP's condition does not hold"
+            if policy == "compact":
+                wait_for(lambda: moved not in {k for k, _v in restore(cluster, topic, 3)[2]}, 30,
+                         "compaction removed K's value and tombstone from P1")
+                assert (moved, b"old") in restore(cluster, topic, 3)[0], "K, deleted, resurrected from P2"
+            assert admin.delete_records(topic, {0: -1})[0] > 0
+            producer.send(topic, moved, b"again")
+            sent[topic] = producer.tombstones_sent
+    assert sent == {"section9": [("section9", 0, moved)], "section9-delete": []}
+    wait_for(lambda: restore(cluster, "section9", 3)[0] == [(moved, None)], 15,
+             "only §9's tombstone (sent with acks=0) left on P2")
