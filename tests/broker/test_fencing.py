@@ -46,6 +46,25 @@ def test_leader_checks_the_requests_leader_epoch(start_brokers, wire, fencing):
             assert codes[client, 0] == codes[client, 2] == codes[client, -2] == (NONE,) * 3
 
 
+def test_a_fetch_waiting_for_records_is_fenced_by_a_new_epoch_not_answered_with_its_records(start_brokers, wire):
+    """As Kafka's DelayedFetch: a consumer's long poll, checked at epoch 0 when it came, is answered
+    FENCED_LEADER_EPOCH when the leader moves to epoch 1 while it waits, not with the records
+    written in epoch 1 (a stale consumer must not read past a change it has not seen)."""
+    import concurrent.futures
+
+    controller, brokers = start_brokers(1)
+    controller.create_topic("waiting", {0: [1]})
+    with brokers[1].client() as c:
+        wire.produce(c, "waiting", 0, build_batch([(None, b"at epoch 0")]))
+    with concurrent.futures.ThreadPoolExecutor(1) as pool, brokers[1].client() as poller:
+        polled = pool.submit(wire.fetch, poller, "waiting", 0, 1, current_leader_epoch=0, max_wait_ms=10_000)
+        with brokers[1].client() as c:  # the poll is waiting at offset 1 (fetch_offset == high watermark)
+            assert controller.elect("waiting", 0, leader=1, replicas=[1], isr=[1]) == 1
+            wire.produce(c, "waiting", 0, build_batch([(None, b"at epoch 1")]))
+        answer = polled.result(timeout=15)
+    assert (answer.error_code, answer.records or b"") == (FENCED, b"")
+
+
 def test_requests_from_a_deposed_controller_change_nothing(start_brokers, wire):
     controller, brokers = start_brokers(1)
     controller.epoch = 5

@@ -65,6 +65,7 @@ def _up(tmp_path: Path, backend: str) -> dict[str, Any]:
             proc.wait()
 
 
+@pytest.mark.nightly  # about 67 s (a cluster per backend): CI keeps the docker backend's node, fault and reaper tests
 @pytest.mark.docker
 def test_docker_up_prints_the_local_backends_json_and_sigterm_removes_the_run(tmp_path: Path):
     local, docker = _up(tmp_path, "local"), _up(tmp_path, "docker")

@@ -269,7 +269,8 @@ def test_kip694_immediate_delete_goes_at_once_while_delays_wait_for_the_check(
 def test_the_delete_records_fault_drains_what_the_group_committed(cluster: LocalCluster, admin: AdminClient, kip: Any):
     """The `delete-records` fault, an operator's drain: DeleteRecords of each marked partition up to
     what the run's group committed, once that is the partition's end; a partition the group has not
-    committed to its end is left with its records. Drained ones are then removed."""
+    committed to its end is left with its records. Drained ones are then removed, and with them the
+    group's committed offsets of them."""
     from kafka import KafkaConsumer, OffsetAndMetadata
 
     from chaoskit.nemesis.ops import fault_op
@@ -295,3 +296,16 @@ def test_the_delete_records_fault_drains_what_the_group_committed(cluster: Local
     wait_for(lambda: gone(cluster, admin, kip, topic, 6), 30, "partition 6 removed once drained",
              cluster.active_controller().log_path)
     assert admin.topic(topic).marked_for_deletion == [7] and read_all(cluster, topic, 7) == [b"7-0", b"7-1", b"7-2"]
+    # as Kafka: the group's offset of the removed partition goes with it (a partition 6 made again
+    # by a later expansion is read from its reset point), the other stays
+    from kafka.admin import KafkaAdminClient
+
+    def committed() -> dict[int, int]:
+        stock = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+        try:
+            found = stock.list_group_offsets({run.group_id: None})[run.group_id]
+        finally:
+            stock.close()
+        return {tp.partition: meta.offset for tp, meta in found.items() if tp.topic == topic}
+
+    assert wait_for(lambda: committed() == {7: 1}, 10, "the group's offset of removed partition 6 gone")

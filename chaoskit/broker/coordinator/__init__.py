@@ -17,6 +17,7 @@ What the broker calls (all on its asyncio loop; every handler answers errors in 
     await coordinator.offset_fetch(request, version)
     await coordinator.on_become_leader(partition)  # this broker leads __consumer_offsets-<partition>
     await coordinator.on_resign(partition)         # it no longer does
+    coordinator.on_partitions_deleted({(topic, partition), ...})  # gone: their offsets go too
     coordinator.partition_for(group_id)            # == partition_for(group_id, partition_count)
     coordinator.partition_count = n                # settable: must match what FindCoordinator uses
     await coordinator.close()                      # at shutdown

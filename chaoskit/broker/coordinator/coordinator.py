@@ -20,13 +20,14 @@ from kafka.protocol.consumer import (HeartbeatResponse, JoinGroupResponse, Leave
                                      OffsetFetchResponse, SyncGroupResponse)
 from kafka.protocol.metadata import FindCoordinatorResponse
 
+from chaoskit.broker.coordinator import codec
 from chaoskit.broker.coordinator.clock import Clock, LoopClock
 from chaoskit.broker.coordinator.group import GroupState
 from chaoskit.broker.coordinator.membership import GroupConfig, JoinRequest, JoinResult, Membership
 from chaoskit.broker.coordinator.offsets import OffsetManager
 from chaoskit.broker.coordinator.ownership import GroupTable, OffsetsStore
 from chaoskit.broker.coordinator.positions import GroupPositions, PositionEntry
-from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.errors import ErrorCode, error_name
 from chaoskit.protocol.internal import ConsumerGroupPositionResponse
 from chaoskit.protocol.topics import partition_for
 
@@ -113,6 +114,30 @@ class GroupCoordinator:
             raise
         if groups is not None:
             self.membership.loaded(groups)
+
+    def on_partitions_deleted(self, deleted: set[tuple[str, int]]) -> None:
+        """Partitions gone from the cluster (a deleted topic, a partition KIP-253/694 removed): every
+        group served here forgets its offsets of them at once, and writes tombstones to its log in
+        the background (the controller's request does not wait on them), as Kafka's coordinator does
+        on UpdateMetadata. A partition re-created under the same number then starts without a
+        commit, so a group reads it from its reset point, not from the old partition's offset. A
+        group not served here is cleaned by the broker that serves it."""
+        _, groups = self.table.serving()
+        for group in groups:
+            gone = sorted(tp for tp in group.offsets if tp in deleted)
+            if gone:
+                for tp in gone:
+                    del group.offsets[tp]
+                self._spawn(self._forget(group, gone))
+
+    async def _forget(self, group: Any, gone: list[tuple[str, int]]) -> None:
+        err = await self.table.write(group, [(codec.offset_key(group.group_id, t, p), None) for t, p in gone],
+                                     for_offsets=True)
+        if err == ErrorCode.NONE:
+            log.info("group %s: offsets of deleted partitions %s removed", group.group_id, gone)
+        else:  # the log still has them: a coordinator that loads it anew would bring them back
+            log.warning("group %s: tombstones for deleted partitions %s not written: %s", group.group_id, gone,
+                        error_name(err))
 
     async def on_resign(self, partition: int) -> None:
         """Another broker leads the partition now: drop its groups; their waiters get NOT_COORDINATOR."""

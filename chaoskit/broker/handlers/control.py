@@ -47,7 +47,11 @@ async def leader_and_isr(broker: Any, header: Any, request: Any) -> Any:
 async def update_metadata(broker: Any, header: Any, request: Any) -> Any:
     if _fenced(broker, request, "UpdateMetadata"):
         return UpdateMetadataResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH)
+    deleted = {(t, p) for t in request.deleted_topics for p in broker.cache.topics.get(t, {})}
+    deleted |= {(t.topic_name, p) for t in request.topics for p in t.removed_partitions}
     broker.cache.apply(request)
+    if deleted:  # as Kafka: the groups this broker coordinates forget the offsets of deleted partitions
+        broker.coordinator.on_partitions_deleted(deleted)
     return UpdateMetadataResponse(error_code=ErrorCode.NONE)
 
 

@@ -1,7 +1,9 @@
 """Fetch: consumers (replica_id -1) read up to the high watermark, followers (replica_id >= 0) up
 to the log end; a follower's fetch offset is its log end, which moves the leader's view of it
 (high watermark, ISR expansion). The request long-polls until min_bytes are there or max_wait_ms
-passes. With leader.epoch.fencing.enable a current_leader_epoch >= 0 is checked (KIP-320), and a
+passes; after each wait its checks run again (Kafka's DelayedFetch), so a leader epoch or a
+partition count that changed meanwhile is answered as an error, never with the newer records.
+With leader.epoch.fencing.enable a current_leader_epoch >= 0 is checked (KIP-320), and a
 last_fetched_epoch >= 0 (v12+) is checked against our leader-epoch cache as Kafka does (KIP-320,
 KIP-595): when the fetcher's (last_fetched_epoch, fetch_offset) is not a point of our log, the
 answer is no records, error NONE and `diverging_epoch` = where that epoch (or the largest one below
@@ -52,6 +54,15 @@ def _serving(broker: Any, topic: str, fp: Any, replica_id: int, undeleted: int) 
     return p
 
 
+def _still_serving(broker: Any, topic: str, fp: Any, replica_id: int, undeleted: int) -> int:
+    """_serving's checks again, for a request that waited: NONE or the error code to answer."""
+    try:
+        _serving(broker, topic, fp, replica_id, undeleted)
+    except KafkaError as e:
+        return e.code
+    return ErrorCode.NONE
+
+
 def _diverging(broker: Any, p: Partition, fp: Any, replica_id: int) -> Any | None:
     """The EpochEndOffset to answer when (last_fetched_epoch, fetch_offset) diverges from our log
     (Kafka's Partition.readRecords): the end of that epoch here is below the fetch offset, or the
@@ -97,7 +108,9 @@ async def fetch(broker: Any, header: Any, request: Any) -> Any:
     # (topic, request partition, partition, error, diverging epoch): a leader's epoch cache does not
     # change while it leads, so divergence is judged once, before any waiting
     entries: list[tuple[str, Any, Partition | None, int, Any | None]] = []
+    counts: dict[str, int] = {}  # each topic's undeleted_partition_count tag (KIP-253)
     for topic in request.topics:
+        counts[topic.topic] = topic.undeleted_partition_count
         for fp in topic.partitions:
             p = None
             try:
@@ -109,10 +122,15 @@ async def fetch(broker: Any, header: Any, request: Any) -> Any:
                 entries.append((topic.topic, fp, p, ErrorCode.NONE, diverging))
             except KafkaError as e:  # with p once served: an out-of-range fetch still learns our log start
                 entries.append((topic.topic, fp, p, e.code, None))
+    waited = False
     while True:
         budget = request.max_bytes
         results = []
         for topic_name, fp, p, code, diverging in entries:
+            if code == ErrorCode.NONE and diverging is None and waited:
+                # as Kafka's DelayedFetch: a LeaderAndIsr that came while we waited (a new leader
+                # epoch, a new partition count) fences the request before it returns newer records
+                code = _still_serving(broker, topic_name, fp, replica_id, counts[topic_name])
             if code == ErrorCode.NONE and diverging is None:
                 code, records = _read(p, fp, follower, budget, first=budget == request.max_bytes)
                 budget -= len(records)
@@ -126,6 +144,7 @@ async def fetch(broker: Any, header: Any, request: Any) -> Any:
         if size >= max(request.min_bytes, 1) or at_once or left <= 0 or not entries:
             break
         await wait_any([e[2].changed for e in entries if e[2] is not None], left)
+        waited = True
     by_topic: dict[str, list[Any]] = {}
     for topic_name, fp, p, code, records, diverging in results:
         hw = p.high_watermark if p is not None else -1
