@@ -20,6 +20,11 @@ REMOVAL = {"delete.topic.partition.enable": True}
 EVIDENCE = {"patched": {"write-to-readonly": {"displaced_sends": 1}}, "unpatched": {}}
 
 
+# once the removed partitions are gone, the topic grows back under their numbers: new partitions
+# for the checks (history/incarnations.py), read by the group from their start
+REGROWTH = [admin_step(0.88, "expand", 6, removed_within_s=10)]
+
+
 def _reduction(removal: dict) -> list:
     # created with 4: a topic never shrinks below its initial count, so it grows to 6 first; the
     # shrink waits for records on partition 4 or 5 (producers held up at an isolated leader), at
@@ -30,13 +35,13 @@ def _reduction(removal: dict) -> list:
             admin_step(0.3, "shrink", 4, written_within_s=3, **removal), controller_failover(0.78)]
 
 
-def _run(chaos, rate: float):
+def _run(chaos, rate: float, regrow: bool = False):
     test = chaos.test()
     # the reduction at 30% of the run, the group at 50%, the partitions gone at 80% (patched)
     removal = chaos.pick(patched={"delay_ms": int(test.duration_s * 500)}, unpatched={"immediate": True})
     return chaos.run(topics=[Topic(TOPIC, 4)],
                      broker_config=REMOVAL, controller_config=REMOVAL, drain_timeout_s=20,
-                     faults={**test.faults, "scripted": _reduction(removal)},
+                     faults={**test.faults, "scripted": _reduction(removal) + (REGROWTH if regrow else [])},
                      # unpatched, a stock send to a partition being removed is refused LEADER_NOT_AVAILABLE
                      # (retriable) and then finds it gone: it never completes, do not wait long for it
                      client_options={"send_timeout_s": chaos.pick(patched=30, unpatched=10)},
@@ -56,4 +61,5 @@ def test_reduction_loses_nothing(chaos):
                    epic="KIP-694", feature="partition reduction under leader isolation", severity="normal",
                    guarantee="kip694-mode-awareness")
 def test_reduction_loses_nothing_long(chaos):
-    chaos.expect(_run(chaos, 60), unpatched={"unseen"}, evidence=chaos.pick(**EVIDENCE))
+    """The long run also grows the topic back to 6 once the removed partitions are gone."""
+    chaos.expect(_run(chaos, 60, regrow=True), unpatched={"unseen"}, evidence=chaos.pick(**EVIDENCE))

@@ -27,6 +27,7 @@ from dataclasses import replace
 
 from chaoskit.client.admin import AdminClient, TopicInfo
 from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.extensions import PartitionMode
 from chaoskit.protocol.topics import CLEANUP_POLICY, ORDERED_DELIVERY, compacted, ordered_delivery
 from chaoskit.protocol.wire_client import WireClient, WireError
 
@@ -38,11 +39,13 @@ class MetadataError(Exception):
 
 
 def _older(info: TopicInfo, known: TopicInfo | None) -> bool:
-    """Does `info` show some partition at a lower leader epoch than `known` did? (a stale answer)"""
+    """Does `info` show some partition at a lower leader epoch than `known` did? (a stale answer)
+    A partition `known` had marked for deletion is left out: it may have been removed and made
+    again by an expansion since, a new partition whose epochs start again at 0."""
     if known is None:
         return False
-    return any(p in known.partitions and part.leader_epoch < known.partitions[p].leader_epoch
-               for p, part in info.partitions.items())
+    return any(p in known.partitions and known.partitions[p].mode == PartitionMode.READ_WRITE
+               and part.leader_epoch < known.partitions[p].leader_epoch for p, part in info.partitions.items())
 
 
 class ClusterView:

@@ -54,6 +54,24 @@ def test_a_new_partition_or_a_newer_epoch_is_taken():
     assert sorted(got.partitions) == [0, 1, 2] and got.partitions[0].leader_epoch == 4
 
 
+def test_a_marked_partition_made_again_at_epoch_0_is_taken():
+    """Partition 2 seen marked (ReadOnly, epoch 5), then removed and made again by an expansion
+    before the next refresh: its epoch 0 is a new partition's, not a stale answer."""
+    from chaoskit.protocol.extensions import PartitionMode
+
+    view = ClusterView(BOOTSTRAP, "test")
+    marked = topic(1, 5, partitions=3)
+    marked.partitions[2] = PartitionInfo(2, 1, 5, (1, 2, 3), (1, 2, 3), mode=PartitionMode.READ_ONLY)
+    again = topic(1, 6, partitions=3)
+    again.partitions[2] = PartitionInfo(2, 1, 0, (1, 2, 3), (1, 2, 3))
+    stale = topic(1, 6, partitions=3)  # a partition that never left, at an older epoch, is still refused
+    stale.partitions[1] = PartitionInfo(1, 1, 4, (1, 2, 3), (1, 2, 3))
+    Brokers(view, {1: marked, 2: again, 3: stale})
+    view.refresh(["orders"])
+    assert view.refresh(["orders"])["orders"].partitions[2].leader_epoch == 0
+    assert view.refresh(["orders"])["orders"].partitions[1].leader_epoch == 6
+
+
 def test_ordered_delivery_and_compaction_are_read_with_each_refresh_and_kept_when_unreadable():
     from chaoskit.protocol.wire_client import WireError
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from chaoskit.history.incarnations import Incarnations
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op, poll_records, value_text
 
 READONLY_MODES = ("ReadOnly", "None")
@@ -74,11 +75,12 @@ class Tables:
         return [s for s in self.sends if s.status == "ok" and s.offset is not None]
 
 
-def _named(value: Any) -> frozenset:
+def _named(value: Any, made: Incarnations) -> frozenset:
     """The (topic, partition)s an assignment's value names ([[topic, partition], ...])."""
     if not isinstance(value, list):
         return frozenset()
-    return frozenset((tp[0] or "", tp[1]) for tp in value if isinstance(tp, list) and len(tp) == 2)
+    return frozenset((tp[0] or "", made.partition(tp[0] or "", tp[1])) for tp in value
+                     if isinstance(tp, list) and len(tp) == 2)
 
 
 def in_order(ops: Iterable[Op]) -> Iterable[Op]:
@@ -109,7 +111,10 @@ def group_of(op: Op) -> int:
 def build(ops: Iterable[Op]) -> Tables:
     t = Tables()
     pending: dict[tuple[Any, str | None], Send] = {}
+    made = Incarnations()  # a partition removed and made again is another partition (history/incarnations.py)
+    named = made.partition
     for op in in_order(ops):
+        made.observe(op)
         f, kind, idx = op.get("f"), op.get("type"), op["index"]
         t.subscribed = t.subscribed or f == "subscribe" or op.get("jepsen_f") == "subscribe"
         if f == "send":
@@ -120,28 +125,32 @@ def build(ops: Iterable[Op]) -> Tables:
                 t.sends.append(send)
             elif k in pending and pending[k].status is None:
                 s = pending[k]
-                s.status, s.partition, s.offset, s.done_index = kind, op.get("partition"), op.get("offset"), idx
+                s.status, s.partition, s.offset, s.done_index = kind, named(s.topic, op.get("partition")), \
+                    op.get("offset"), idx
                 s.group = group_of(op)
         elif f == "poll" and kind == "ok":
+            topic = op.get("topic") or ""
             for pos, (p, o, key, v, _epoch) in enumerate(poll_records(op)):
-                t.deliveries.append(Delivery(op.get("process"), idx, pos, op.get("topic") or "", p, o, key, v,
+                t.deliveries.append(Delivery(op.get("process"), idx, pos, topic, named(topic, p), o, key, v,
                                              group_of(op)))
         elif f in RESETS and kind in ("ok", "info"):
             t.resets.setdefault(op.get("process"), []).append(idx)
             if f == RESETS[0]:
                 t.assigns.append(Assign(op.get("process"), idx, group_of(op),
-                                        op.get("jepsen_f") not in ("assign", "subscribe"), _named(op.get("value"))))
+                                        op.get("jepsen_f") not in ("assign", "subscribe"), _named(op.get("value"), made)))
         if f == "truncation-detected" and kind in ("ok", "info") and op.get("offset") is not None:
-            t.truncations.append((op.get("process"), op.get("topic") or "", op.get("partition"), op["offset"], idx))
+            topic = op.get("topic") or ""
+            t.truncations.append((op.get("process"), topic, named(topic, op.get("partition")), op["offset"], idx))
         elif f == "partition-mode" and kind == "ok":
             mode = (op.get("value") or {}).get("mode") if isinstance(op.get("value"), dict) else None
             if mode is not None:
-                t.modes.append((op.get("topic") or "", op.get("partition"), idx, mode))
+                topic = op.get("topic") or ""
+                t.modes.append((topic, named(topic, op.get("partition")), idx, mode))
         elif f in (KEY_REVOKED, KEY_ASSIGNED) and kind == "ok" and isinstance(op.get("value"), list):
             into = t.key_revoked if f == KEY_REVOKED else t.key_assigned
             for tp in op["value"]:
                 if isinstance(tp, list) and len(tp) == 2 and isinstance(tp[1], int):
-                    into.setdefault((tp[0], tp[1]), []).append(idx)
+                    into.setdefault((tp[0], named(tp[0], tp[1])), []).append(idx)
         elif f == "coordinator" and kind == "ok" and isinstance(op.get("value"), dict):
             v = op["value"]
             if v.get("group") is not None and v.get("partition") is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from chaoskit.checkers.spark.checks import Plan, _found, _one_count
+from chaoskit.checkers.spark.incarnations import renamed
 from chaoskit.checkers.spark.tables import SparkTables
 
 TPV = ["topic", "partition", "value"]
@@ -131,9 +132,12 @@ def _assigns(t: SparkTables) -> Any:
     def make() -> Any:
         F = t.F
         tps = F.coalesce(F.from_json("value", "array<array<string>>"), F.array())
-        named = F.transform(F.filter(tps, lambda x: F.size(x) == 2),
-                            lambda x: F.struct(F.coalesce(x[0], F.lit("")).alias("topic"),
-                                               x[1].cast("bigint").alias("partition")))
+        def named_tp(x: Any) -> Any:
+            topic = F.coalesce(x[0], F.lit(""))
+            return F.struct(topic.alias("topic"),
+                            renamed(t.made, topic, x[1].cast("bigint"), F.col("index")).alias("partition"))
+
+        named = F.transform(F.filter(tps, lambda x: F.size(x) == 2), named_tp)
         return (t.ops.filter((F.col("f") == "on_partitions_assigned") & F.col("type").isin("ok", "info"))
                 .join(_groups(t), ["index"])
                 .select("process", "index", "group", (~F.coalesce(F.col("jf").isin("assign", "subscribe"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from chaoskit.checkers.local.tables import RESETS
+from chaoskit.checkers.spark.incarnations import recreated, renamed
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED
 
 # the columns of the Parquet history the checks read (the rest: time, node, epochs stay on disk)
@@ -30,9 +31,12 @@ class SparkTables:
             raise ValueError("this Parquet history has its poll records nested (an older chaoskit wrote it): "
                              "check the history.jsonl beside it, which writes a new Parquet copy")
         is_record = F.col("pos").isNotNull()
+        # partitions removed and made again are other partitions (history/incarnations.py)
+        self.made = recreated(rows)
+        topic = F.coalesce(F.col("topic"), F.lit(""))
         # an ok poll's own value repeats its records: not cached twice
         frame = self.kept(rows.select(*_READ).withColumns({
-            "topic": F.coalesce(F.col("topic"), F.lit("")),
+            "topic": topic, "partition": renamed(self.made, topic, F.col("partition"), F.col("index")),
             "value": F.when((F.col("f") == "poll") & ~is_record, F.lit(None)).otherwise(F.col("value"))}))
         self.frame = frame
         self.ops = frame.filter(~is_record).drop("pos")
@@ -75,7 +79,8 @@ class SparkTables:
             .select("f", "index", tp).filter(F.size("tp") == 2)
             .select("f", "index", F.try_element_at("tp", F.lit(1)).alias("topic"),
                     F.try_element_at("tp", F.lit(2)).try_cast("bigint").alias("partition"))
-            .filter(F.col("topic").isNotNull() & F.col("partition").isNotNull()))
+            .filter(F.col("topic").isNotNull() & F.col("partition").isNotNull())
+            .withColumn("partition", renamed(self.made, F.col("topic"), F.col("partition"), F.col("index"))))
         self.observations = (self.acked.select("topic", "partition", "offset", "value", F.col("done_index").alias("index"))
                              .unionByName(self.deliveries.select("topic", "partition", "offset", "value", "index")))
         # each observed offset: the values seen there (sorted) and the last of them (by index)

@@ -1,0 +1,62 @@
+"""Partitions made again under an old number: told apart from the partition that had it before.
+
+KIP-253 and KIP-694 remove partitions from the end of a topic; a later expansion creates the same
+numbers again, with logs that start at offset 0. For the checks those are other partitions: the
+old orders/6 offset 0 and the new one hold different records by design, the new one was never
+ReadOnly, and a consumer's position in the old one says nothing about the new one.
+
+The history shows it from the admin ops: a partition given a mode by a shrink (`partition-mode`
+ReadOnly or None) and then covered by an expansion (`expand` ok with a count above it) was removed
+and made again; an op after that expansion's ok names the new partition. The checks name the
+k-th re-creation of partition p as `p + k * RECREATED` (orders/6 made again: orders/10006), so
+witnesses show which one they mean. A history with no such sequence is judged as it is.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+RECREATED = 10_000
+LEAVING_MODES = ("ReadOnly", "None")
+
+
+def _count(value: Any) -> int | None:
+    count = value.get("count") if isinstance(value, dict) else None
+    return count if isinstance(count, int) else None
+
+
+def _mode(value: Any) -> str | None:
+    return value.get("mode") if isinstance(value, dict) else None
+
+
+class Incarnations:
+    """Fed the ops in index order (`observe`), names each (topic, partition) as of that point."""
+
+    def __init__(self) -> None:
+        self._leaving: dict[str, set[int]] = {}
+        self._made: dict[tuple[str, int], int] = {}  # how often the partition was made again
+
+    def observe(self, op: dict[str, Any]) -> list[tuple[str, int, int]]:
+        """Take in the op; the (topic, partition, k) it made again for the k-th time, if any."""
+        if op.get("process") != "admin" or op.get("type") != "ok":
+            return []
+        f, topic = op.get("f"), op.get("topic") or ""
+        if f == "partition-mode" and _mode(op.get("value")) in LEAVING_MODES and isinstance(op.get("partition"), int):
+            self._leaving.setdefault(topic, set()).add(op["partition"])
+        elif f == "expand" and (count := _count(op.get("value"))) is not None:
+            again = sorted(p for p in self._leaving.get(topic, ()) if p < count)
+            for p in again:
+                self._made[(topic, p)] = self._made.get((topic, p), 0) + 1
+            self._leaving[topic] = self._leaving.get(topic, set()) - set(again)
+            return [(topic, p, self._made[(topic, p)]) for p in again]
+        return []
+
+    def partition(self, topic: str, partition: Any) -> Any:
+        made = self._made.get((topic, partition)) if self._made else None
+        return partition + made * RECREATED if made else partition
+
+
+def recreations(ops: Iterable[dict[str, Any]]) -> list[tuple[str, int, int, int]]:
+    """(topic, partition, the index of the expansion's ok op, k) for each re-creation in a history,
+    in order: ops after that index name partition `partition + k * RECREATED` (up to the next one)."""
+    seen = Incarnations()
+    return [(t, p, op["index"], k) for op in ops for t, p, k in seen.observe(op)]
