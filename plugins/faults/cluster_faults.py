@@ -370,7 +370,9 @@ class AdminFault(WindowedFault):
         """Expand or shrink; KIP-694's modes of the partitions a shrink marked. A retriable refusal or
         no answer is retried from the next broker until ADMIN_RETRY_S, as Kafka's AdminClient retries
         until its API timeout (a broker whose ZooKeeper session a fault expired answers REQUEST_TIMED_OUT
-        until it has a new one); a retry first looks whether the earlier attempt made the change."""
+        until it has a new one); a retry first looks whether the earlier attempt made the change.
+        INVALID_REPLICATION_FACTOR (fewer live brokers than replicas, while a fault holds one down) is
+        retried too, as an operator would once the broker is back."""
         from chaoskit.client.admin import AdminError
 
         refused: list[Exception] = []  # a definite refusal ends the retries at once
@@ -390,7 +392,7 @@ class AdminFault(WindowedFault):
                     return ({},)
                 return (admin.shrink(topic, count, delay_ms, immediate),)
             except AdminError as e:
-                if not e.retriable:
+                if not e.retriable and e.code != ErrorCode.INVALID_REPLICATION_FACTOR:
                     if (retried or undone) and e.code == ErrorCode.INVALID_PARTITIONS and \
                             (made := _settled(admin, op, topic, count)) is not None:
                         return (made,)  # refused as already done: an earlier attempt made it

@@ -70,7 +70,7 @@ def _send(admin: Any, topics: dict[str, int]) -> dict[str, str | None]:
         for result in answer.results:
             error = Errors.for_code(result.error_code)
             if error is Errors.NoError or (error is Errors.InvalidPartitionsError
-                                           and _partitions(admin, result.name) >= pending[result.name]):
+                                           and _grown(admin, result.name, pending[result.name])):
                 outcome[result.name] = None
             elif not error.retriable:
                 outcome[result.name] = f"{error.__name__}: {result.error_message}"
@@ -89,3 +89,13 @@ def _send(admin: Any, topics: dict[str, int]) -> dict[str, str | None]:
 def _partitions(admin: Any, topic: str) -> int:
     described = admin.describe_topics([topic])
     return len(described[0]["partitions"]) if described else 0
+
+
+def _grown(admin: Any, topic: str, count: int, within_s: float = 5.0) -> bool:
+    """Does the topic have `count` partitions? Asked until metadata shows it (a broker's may lag
+    the controller that refused a retry because an attempt cut short had already grown it)."""
+    try:
+        return wait_for(lambda: _partitions(admin, topic) >= count, within_s, f"{topic} at {count} partitions",
+                        interval=0.25)
+    except NotReady:
+        return False

@@ -82,3 +82,9 @@ def test_a_refusal_of_a_change_the_topic_did_not_have_before_is_checked_against_
     # the AdminClient's own retry (inside one attempt) was refused: the change was made all the same
     admin = ScriptedAdmin(ErrorCode.INVALID_PARTITIONS, partitions=8)
     assert AdminFault._change(None, admin, "expand", "orders", 8, None, before=6) == {} and admin.calls == 1
+
+
+def test_too_few_live_brokers_is_retried_until_one_is_back():
+    # another fault holds a broker down: the expansion waits for it, as an operator would
+    admin = ScriptedAdmin(ErrorCode.INVALID_REPLICATION_FACTOR, None)
+    assert change(admin) == {} and (admin.calls, admin.partitions) == (2, 8)
