@@ -194,7 +194,14 @@ def nonmonotonic_send(t: SparkTables) -> Plan:
     pairs = t.acked.withColumn("from_offset", F.lag("offset").over(w)).filter(F.col("from_offset").isNotNull())
     df = (pairs.filter(F.col("offset") <= F.col("from_offset"))
           .select("process", "topic", "partition", "from_offset", F.col("offset").alias("to_offset"), "index"))
-    return _found(df, ["index"], send_pairs=_one_count(pairs))
+    return _found(df, ["index"], send_pairs=_pairs_count(t, t.acked, ["process", "topic", "partition"]))
+
+
+def _pairs_count(t: SparkTables, rows: Any, by: list[str]) -> Any:
+    """How many rows of `rows` follow another of the same `by` (each but the first of its group):
+    a window's pairs counted by a hash aggregate, without the window's sort."""
+    F = t.F
+    return rows.groupBy(*by).count().agg(F.coalesce(F.sum("count") - F.count(F.lit(1)), F.lit(0)).alias("n"))
 
 
 def key_order(t: SparkTables) -> Plan:
@@ -206,7 +213,6 @@ def key_order(t: SparkTables) -> Plan:
                           F.lag("value").over(w).alias("prev_value"), F.lag("partition").over(w).alias("prev_partition"),
                           F.lag("first").over(w).alias("prev_first"))
              .filter(F.col("prev_first").isNotNull()))
-    all_pairs = pairs
     a, b = F.col("prev_first"), F.col("first")
     out_of_order = F.struct(b.index, b.pos) < F.struct(a.index, a.pos)
     between_partitions = (a.topic == b.topic) & (a.partition != b.partition)
@@ -235,8 +241,8 @@ def key_order(t: SparkTables) -> Plan:
     unmoved = cross.join(moved, ["index"], "left_anti")
     df = rows(pairs.filter(out_of_order), F.lit(OUT_OF_ORDER)).unionByName(
         rows(unmoved, F.format_string(NOT_MOVED, a.partition, b.partition)))
-    return _found(df, ["index"], key_pairs=_one_count(all_pairs), moved_pairs=_one_count(pairs.filter(between_partitions)),
-                  cross_partition_pairs=_one_count(cross))
+    return _found(df, ["index"], key_pairs=_pairs_count(t, sends, ["process", "key"]),
+                  moved_pairs=_one_count(pairs.filter(between_partitions)), cross_partition_pairs=_one_count(cross))
 
 
 def _key_callbacks(t: SparkTables, f: str, name: str) -> Any:
@@ -278,11 +284,16 @@ def truncation_undetected(t: SparkTables) -> Plan:
 
 def _mode_at(t: SparkTables, sends: Any, cols: list[str]) -> Any:
     """`sends` (keyed by `cols`, placed by topic and partition) with the latest mode of that
-    partition before each was invoked, as struct `m` (mode_index, mode); sends under no mode left out."""
+    partition before each was invoked, as struct `m` (mode_index, mode); sends under no mode left out.
+    The latest mode's index is a hash aggregate, its mode joined back (a max of a struct holding
+    text would sort every pair)."""
     F = t.F
     m = t.modes.select("topic", "partition", F.col("index").alias("mode_index"), "mode")
-    return (sends.join(m, ["topic", "partition"]).filter(F.col("mode_index") < F.col("index"))
-            .groupBy(*cols).agg(F.max(F.struct("mode_index", "mode")).alias("m")))
+    keys = list(dict.fromkeys([*cols, "topic", "partition"]))
+    latest = (sends.join(F.broadcast(m.drop("mode")), ["topic", "partition"])
+              .filter(F.col("mode_index") < F.col("index")).groupBy(*keys).agg(F.max("mode_index").alias("mode_index")))
+    return latest.join(F.broadcast(m), ["topic", "partition", "mode_index"]) \
+        .select(*cols, F.struct("mode_index", "mode").alias("m"))
 
 
 def write_to_readonly(t: SparkTables) -> Plan:

@@ -95,6 +95,7 @@ def spark(master: str | None = None) -> Any:
         if is_connect(want):  # Spark Connect: a client of a server that runs the driver; no JVM here
             _session = SparkSession.builder.remote(want).getOrCreate()
             _session.conf.set("spark.sql.session.timeZone", "UTC")
+            _session.conf.set("spark.sql.join.preferSortMergeJoin", "false")
         else:
             with output_to_log():
                 _session = _build(SparkSession.builder.master(want))
@@ -142,6 +143,7 @@ def _build(builder: Any) -> Any:
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
             .config("spark.sql.adaptive.enabled", "true")
+            .config("spark.sql.join.preferSortMergeJoin", "false")  # a hash join sorts neither side
             .config("spark.driver.memory", driver_memory())
             .config("spark.sql.session.timeZone", "UTC")
             .getOrCreate())

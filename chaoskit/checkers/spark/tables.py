@@ -1,10 +1,11 @@
 """The history as the DataFrames the Spark checks read: the tables of checkers/local/tables.py.
 
 The Parquet history (history/parquet.py: an op's row, then a row per record an ok poll delivered)
-is read once into one cached frame of the columns the checks use; every table is a filter or an
-aggregate of it, and the few that several checks read (sends with their completion and their
-value's first delivery, what each offset was seen holding, and, through `shared`, consumers' steps)
-are cached once, until `release()`. Nothing is exploded or parsed from JSON on the hot path: records come exploded from the
+is not cached whole: the delivered records (read by every pass over offsets, steps and first
+deliveries) and the few ops that are neither sends nor polls are cached, the sends are read from
+the file once, into the table of sends with their completion and their value's first delivery;
+that table, what each offset was seen holding, and, through `shared`, consumers' steps are cached
+once, until `release()`. Nothing is exploded or parsed from JSON on the hot path: records come exploded from the
 file, and only the rare ops whose value is structured (modes, coordinators, key callbacks) are parsed.
 """
 from __future__ import annotations
@@ -34,15 +35,15 @@ class SparkTables:
         # partitions removed and made again are other partitions (history/incarnations.py)
         self.made = recreated(rows)
         topic = F.coalesce(F.col("topic"), F.lit(""))
-        # an ok poll's own value repeats its records: not cached twice
-        frame = self.kept(rows.select(*_READ).withColumns({
-            "topic": topic, "partition": renamed(self.made, topic, F.col("partition"), F.col("index")),
-            "value": F.when((F.col("f") == "poll") & ~is_record, F.lit(None)).otherwise(F.col("value"))}))
-        self.frame = frame
-        self.ops = frame.filter(~is_record).drop("pos")
+        rows = rows.select(*_READ).withColumns({
+            "topic": topic, "partition": renamed(self.made, topic, F.col("partition"), F.col("index"))})
+        # an ok poll's own value repeats its records: dropped
+        self.ops = rows.filter(~is_record).drop("pos").withColumn(
+            "value", F.when(F.col("f") == "poll", F.lit(None)).otherwise(F.col("value")))
         ops = self.ops
-        self.deliveries = frame.filter(is_record).select("process", "index", "pos", "topic", "partition", "offset",
-                                                         "key", "value")
+        self.deliveries = self.kept(rows.filter(is_record).select("process", "index", "pos", "topic", "partition",
+                                                                  "offset", "key", "value"))
+        rare = self.kept(ops.filter(~F.col("f").isin("send", "poll")).drop("extra"))
         is_send = F.col("f") == "send"
         invokes = ops.filter(is_send & (F.col("type") == "invoke")).select("process", "value", "key", "topic", "index")
         # each (process, value)'s first completion; min_by over fixed-width columns keeps it a hash
@@ -60,22 +61,22 @@ class SparkTables:
         self.sends = self.sends_first.drop("first")
         self.is_acked = (F.col("status") == "ok") & F.col("offset").isNotNull()
         self.acked = self.sends.filter(self.is_acked)
-        self.resets = ops.filter(F.col("f").isin(*RESETS) & F.col("type").isin("ok", "info")) \
+        self.resets = rare.filter(F.col("f").isin(*RESETS) & F.col("type").isin("ok", "info")) \
             .select("process", "index")
-        self.truncations = ops.filter((F.col("f") == "truncation-detected") & F.col("type").isin("ok", "info")
+        self.truncations = rare.filter((F.col("f") == "truncation-detected") & F.col("type").isin("ok", "info")
                                       & F.col("offset").isNotNull()) \
             .select("process", "topic", "partition", "offset", "index")
-        self.modes = ops.filter((F.col("f") == "partition-mode") & (F.col("type") == "ok")) \
+        self.modes = rare.filter((F.col("f") == "partition-mode") & (F.col("type") == "ok")) \
             .select("topic", "partition", "index", F.from_json("value", "struct<mode:string>").mode.alias("mode")) \
             .filter(F.col("mode").isNotNull())
         coord = F.from_json("value", "struct<group:string,partition:bigint>")
-        self.coordinators = ops.filter((F.col("f") == "coordinator") & (F.col("type") == "ok")) \
+        self.coordinators = rare.filter((F.col("f") == "coordinator") & (F.col("type") == "ok")) \
             .select(coord.group.alias("group"), coord.partition.alias("partition"), "index") \
             .filter(F.col("group").isNotNull() & F.col("partition").isNotNull())
         # one row per (key callback, [topic, partition] it names); value is JSON text, partitions read as text
         tp = F.explode(F.from_json("value", "array<array<string>>")).alias("tp")
-        self.key_callbacks = self.kept(
-            ops.filter(F.col("f").isin(KEY_REVOKED, KEY_ASSIGNED) & (F.col("type") == "ok"))
+        self.key_callbacks = (
+            rare.filter(F.col("f").isin(KEY_REVOKED, KEY_ASSIGNED) & (F.col("type") == "ok"))
             .select("f", "index", tp).filter(F.size("tp") == 2)
             .select("f", "index", F.try_element_at("tp", F.lit(1)).alias("topic"),
                     F.try_element_at("tp", F.lit(2)).try_cast("bigint").alias("partition"))
