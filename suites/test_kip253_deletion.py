@@ -111,24 +111,3 @@ def test_drained_partitions_go_and_come_back_under_faults(chaos):
     assert any(start > 0 and any(p == drained for _t, p, _i, _k in regrown) for drained, start in deleted.items()), \
         f"drained {deleted}, made again {regrown}: the story did not happen; replay: {result.replay}"
 
-
-# the same story drained by time-based retention instead: records older than 10 s go (whole
-# segments, past the group's reads), so the marked partitions empty 10 s after their last write
-RETAINED = {"retention.ms": "10000"}
-RETENTION_CHECKS = {"log.retention.check.interval.ms": 1000}
-DRAIN_BY_RETENTION = [admin_step(0.1, "expand", 8), admin_step(0.2, "shrink", 6, written_within_s=4),
-                      {"at": 0.3, "fault": "kill", "target": f"leader-of:{TOPIC}/0", "window_s": 1.5},
-                      controller_failover(0.5), admin_step(0.75, "expand", 8, removed_within_s=12)]
-
-
-@pytest.mark.nightly
-@pytest.mark.chaos(faults=mix(DRAIN_BY_RETENTION, LEADER_ISOLATION), workload="keyed-sequences", duration=28,
-                   epic="KIP-253", severity="normal", guarantee="kip253-key-order", profiles=("patched",),
-                   feature="marked partitions drained by retention, removed under leader and controller kills, made again")
-def test_retention_drains_partitions_that_go_and_come_back_under_faults(chaos):
-    result = chaos.run(topics=[Topic(TOPIC, 4, config=RETAINED)], broker_config=RETENTION_CHECKS,
-                       workload_options={"keys": 60, "producers": 3}, client_options=SMALL_POLLS)
-    chaos.expect(result, evidence=EVIDENCE)
-    _, regrown = drained_then_regrown(result.history)
-    assert {p for _t, p, _i, _k in regrown} >= {6}, \
-        f"made again {regrown}: the marked partitions were not drained by retention and removed; replay: {result.replay}"

@@ -50,6 +50,7 @@ class MetadataCache:
     topics: dict[str, dict[int, PartitionInfo]] = field(default_factory=dict)
     counts: dict[str, TopicCounts] = field(default_factory=dict)
     allow_internal_partition_increase: bool = False
+    heard_from_controller: bool = False  # an UpdateMetadata came: the flag above is the controller's
     changed: Signal = field(default_factory=Signal)
 
     def apply(self, request: Any) -> None:
@@ -57,6 +58,7 @@ class MetadataCache:
         self.brokers = {b.broker_id: BrokerEndpoint(b.broker_id, b.host, b.port, b.rack)
                         for b in request.live_brokers}
         self.allow_internal_partition_increase = bool(request.allow_internal_partition_increase)
+        self.heard_from_controller = True
         for name in request.deleted_topics:
             self.topics.pop(name, None)
             self.counts.pop(name, None)

@@ -83,3 +83,23 @@ def test_find_coordinator_creates_the_offsets_topic_and_names_the_partition_lead
     # "g1".hashCode() is 3242, and 3242 % 5 partitions is 2
     leader = assignment(controller, "__consumer_offsets")[2][0]
     assert (answer.node_id, answer.port) == (leader, brokers[leader].port)
+
+
+def test_a_broker_that_has_not_heard_from_the_controller_does_not_judge_the_guardrail():
+    """Just restarted, a broker holds no UpdateMetadata yet, so not the controller's guardrail
+    setting: it answers NOT_CONTROLLER (retriable) for an internal topic, not its own default."""
+    from types import SimpleNamespace
+
+    from chaoskit.broker.handlers.admin import _check_guardrail
+    from chaoskit.broker.metadata_cache import MetadataCache
+    from chaoskit.protocol.errors import ErrorCode, KafkaError
+
+    broker = SimpleNamespace(cache=MetadataCache())
+    with pytest.raises(KafkaError) as fresh:
+        _check_guardrail(broker, "__consumer_offsets")
+    assert fresh.value.code == ErrorCode.NOT_CONTROLLER
+    _check_guardrail(broker, "orders")  # an ordinary topic is no question
+    broker.cache.heard_from_controller = True  # as an UpdateMetadata without the flag leaves it
+    with pytest.raises(KafkaError) as guarded:
+        _check_guardrail(broker, "__consumer_offsets")
+    assert guarded.value.code == ErrorCode.INVALID_REQUEST

@@ -96,6 +96,10 @@ async def delete_topics(broker: Any, header: Any, request: Any) -> Any:
 
 
 def _check_guardrail(broker: Any, topic: str) -> None:
+    if topic in COORDINATOR_TOPICS and not broker.cache.heard_from_controller:
+        # just (re)started: the controller's setting has not reached us; a retriable answer, so the
+        # client asks again (or another broker) rather than take our default for the controller's
+        raise KafkaError(ErrorCode.NOT_CONTROLLER, f"{topic}: this broker has no metadata from the controller yet")
     if topic in COORDINATOR_TOPICS and not broker.cache.allow_internal_partition_increase:
         raise KafkaError(ErrorCode.INVALID_REQUEST,
                          f"{topic} is an internal coordinator topic: more partitions would route its keys to "
