@@ -97,6 +97,11 @@ class WindowedFault:
             raise RuntimeError(f"{self.name}: setup(test) was not called before invoke")
         return self.ctx
 
+    def record(self, op: dict[str, Any]) -> None:
+        """A fault's own op (an admin change it made, say) into the run's history, when one is recorded."""
+        if self.context.record is not None:
+            self.context.record(op)
+
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         raise NotImplementedError
 

@@ -350,18 +350,18 @@ class AdminFault(WindowedFault):
                 wait_for(lambda: not admin.topic(topic).marked_for_deletion, float(params["removed_within_s"]),
                          f"admin: {topic}'s marked partitions removed before it grows", interval=0.5)
             change = {"process": "admin", "f": op, "topic": topic, "value": {"count": count}}
-            self._record({**change, "type": "invoke"})
+            self.record({**change, "type": "invoke"})
             try:
                 modes = self._change(admin, op, topic, count, params.get("delay_ms"), bool(params.get("immediate")),
                                      before)
             except Exception as e:
                 # refused outright: it did not happen; anything else (a timeout): it may have
                 definite = getattr(e, "code", None) is not None and not getattr(e, "retriable", True)
-                self._record({**change, "type": "fail" if definite else "info", "error": f"{type(e).__name__}: {e}"})
+                self.record({**change, "type": "fail" if definite else "info", "error": f"{type(e).__name__}: {e}"})
                 raise
-            self._record({**change, "type": "ok"})
+            self.record({**change, "type": "ok"})
             for partition, mode in sorted(modes.items()):  # KIP-694: the partitions shrink marked
-                self._record({"process": "admin", "type": "ok", "f": "partition-mode", "topic": topic,
+                self.record({"process": "admin", "type": "ok", "f": "partition-mode", "topic": topic,
                               "partition": partition, "value": {"mode": mode.label}})
         return {"op": op, "topic": topic, "from": before, "to": count}
 
@@ -425,10 +425,6 @@ class AdminFault(WindowedFault):
 
         wait_for(lambda: any(written(p) for p in partitions), timeout_s,
                  f"acknowledged records on one of {topic} partitions {list(partitions)} before they are removed")
-
-    def _record(self, op: dict[str, Any]) -> None:
-        if self.context.record is not None:
-            self.context.record(op)
 
     def stop(self, state: dict[str, Any]) -> None:
         return None  # an admin change is not undone; the schedule's next admin window may revert it

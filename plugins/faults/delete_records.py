@@ -44,13 +44,13 @@ class DeleteRecordsFault(WindowedFault):
             for partition, offset in sorted(committed.items()):
                 op = {"process": "admin", "f": self.name, "topic": topic, "partition": partition,
                       "value": {"before": offset}}
-                self._record({**op, "type": "invoke"})
+                self.record({**op, "type": "invoke"})
                 try:
                     deleted[partition] = admin.delete_records(topic, {partition: offset})[partition]
                 except Exception as e:  # noqa: BLE001 -- recorded; the others are still drained
-                    self._record({**op, "type": "info", "error": f"{type(e).__name__}: {e}"})
+                    self.record({**op, "type": "info", "error": f"{type(e).__name__}: {e}"})
                     continue
-                self._record({**op, "type": "ok", "offset": deleted[partition]})
+                self.record({**op, "type": "ok", "offset": deleted[partition]})
         waiting = [p for p in marked if p not in committed]
         return {"topic": topic, "marked": marked, "deleted": deleted, "waiting": waiting,
                 **({"why": why} if waiting else {})}
@@ -96,7 +96,3 @@ class DeleteRecordsFault(WindowedFault):
 
     def stop(self, state: dict[str, Any]) -> None:
         return None  # deleted records are gone
-
-    def _record(self, op: dict[str, Any]) -> None:
-        if self.context.record is not None:
-            self.context.record(op)

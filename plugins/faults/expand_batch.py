@@ -53,8 +53,7 @@ class ExpandBatchFault(WindowedFault):
         return None  # partitions are never taken back
 
     def _record(self, op: dict[str, Any]) -> None:
-        if self.context.record is not None:
-            self.context.record({"process": "admin", "f": "expand", **op})
+        self.record({"process": "admin", "f": "expand", **op})
 
 
 def _send(admin: Any, topics: dict[str, int]) -> dict[str, str | None]:

@@ -1,8 +1,9 @@
 """history/incarnations.py on Spark: partitions made again after their removal, renamed as the local
 engine names them (the k-th re-creation of p is p + RECREATED * k from the expansion's ok op on).
 
-The admin ops that show a re-creation are few: they are collected (a filter of the cached frame)
-and the renaming is one column expression, so a history without any costs a filter and nothing else.
+The admin ops that show a re-creation are few: they are collected (one filtered scan of the
+history's rows, before any table) and the renaming is one column expression, so a history without
+any costs that scan and nothing else.
 """
 from __future__ import annotations
 
