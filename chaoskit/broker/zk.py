@@ -45,6 +45,7 @@ class BrokerZk:
             hosts=config.zookeeper_connect, timeout=config.zookeeper_session_timeout_ms / 1000,
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0))
         self.registered = threading.Event()
+        self.broker_epoch: int | None = None  # the registration's czxid, once registered
         self._session_lost = False
         self._stopping = False
 
@@ -75,19 +76,20 @@ class BrokerZk:
         path = broker_path(self.config.broker_id)
         while not self._stopping:
             try:
-                self._wait(self.client.create_async(path, self.registration(), ephemeral=True, makepath=True))
-                self.registered.set()
-                log.info("registered %s in session %#x", path, self.client.client_id[0])
-                return
-            except NodeExistsError:
                 try:
-                    _, stat = self._wait(self.client.get_async(path))
-                except NoNodeError:
-                    continue
+                    self._wait(self.client.create_async(path, self.registration(), ephemeral=True, makepath=True))
+                except NodeExistsError:
+                    pass  # ours (a create retried after a lost answer), or a previous session's
+                _, stat = self._wait(self.client.get_async(path))
                 if stat.ephemeralOwner == self.client.client_id[0]:
+                    self.broker_epoch = stat.czxid  # as Kafka's (KIP-380): the controller's requests name it
                     self.registered.set()
+                    log.info("registered %s in session %#x (broker epoch %d)", path, self.client.client_id[0],
+                             stat.czxid)
                     return
                 # a previous session's node: it goes when that session expires
+            except NoNodeError:
+                continue
             except ZkUnavailable as e:
                 log.warning("registering %s: %s; retrying", path, e)
             if time.monotonic() > deadline:

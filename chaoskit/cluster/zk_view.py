@@ -47,9 +47,14 @@ class ZkView:
         except NoNodeError:
             return []
 
-    def assignment(self, topic: str) -> dict[int, list[int]] | None:
+    def topic(self, topic: str) -> zl.TopicAssignment | None:
+        """The topic's znode: its partitions' replicas and KIP-253's counts."""
         data = self._get(zl.topic_path(topic))
-        return None if data is None else zl.TopicAssignment.decode(topic, data).partitions
+        return None if data is None else zl.TopicAssignment.decode(topic, data)
+
+    def assignment(self, topic: str) -> dict[int, list[int]] | None:
+        found = self.topic(topic)
+        return None if found is None else found.partitions
 
     def state(self, topic: str, partition: int) -> PartitionState | None:
         data = self._get(zl.state_path(topic, partition))

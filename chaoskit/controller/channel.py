@@ -4,9 +4,13 @@ ControllerChannelManager).
 Requests to one broker go out in the order they were queued; brokers are served in parallel, so a
 slow or unreachable broker delays only its own queue. A request is retried (with a growing pause)
 until the broker answers or the controller drops the broker because it died or re-registered.
+Each request names the broker's registration it is for (its broker epoch, as Kafka's KIP-380), so a
+broker restarted under the same id before the controller noticed refuses what was queued for the
+one before it.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import queue
 import threading
@@ -27,8 +31,9 @@ _STOP = object()
 class BrokerSender:
     """Delivers one broker's queued requests, one at a time, retrying until answered or stopped."""
 
-    def __init__(self, broker_id: int, address: tuple[str, int], timeout_s: float, client_id: str) -> None:
-        self.broker_id, self.address = broker_id, address
+    def __init__(self, broker_id: int, address: tuple[str, int], timeout_s: float, client_id: str,
+                 broker_epoch: int = -1) -> None:
+        self.broker_id, self.address, self.broker_epoch = broker_id, address, broker_epoch
         self._client = WireClient(address[0], address[1], timeout=timeout_s, client_id=client_id)
         self._queue: queue.Queue[Any] = queue.Queue()
         self._stopped = threading.Event()
@@ -61,7 +66,11 @@ class BrokerSender:
                 if item is _STOP:
                     break
                 request, on_response, version = item
-                response = self._deliver(request, version)
+                try:
+                    response = self._deliver(request, version)
+                except Exception:  # a bug encoding one request must not stop the broker's queue
+                    log.exception("sending %s to broker %d", type(request).__name__, self.broker_id)
+                    response = None
                 if response is not None and on_response is not None:
                     try:
                         on_response(self.broker_id, response)
@@ -75,6 +84,9 @@ class BrokerSender:
 
     def _deliver(self, request: ApiMessage, version: int) -> Any | None:
         name, pause = type(request).__name__, 0.05
+        if hasattr(request, "broker_epoch"):  # LeaderAndIsr, UpdateMetadata, StopReplica; not ListOffsets
+            request = copy.copy(request)  # one request may be queued to several brokers
+            request.broker_epoch = self.broker_epoch
         while not self._stopped.is_set():
             try:
                 response = self._client.request(request, version=version)
@@ -87,6 +99,9 @@ class BrokerSender:
             code = getattr(response, "error_code", 0)
             if code == ErrorCode.STALE_CONTROLLER_EPOCH:
                 log.warning("broker %d refused %s: it has seen a newer controller epoch", self.broker_id, name)
+            elif code == ErrorCode.STALE_BROKER_EPOCH:  # a new registration of it gets the whole state
+                log.info("broker %d refused %s for its registration %d: a later one answered", self.broker_id,
+                         name, self.broker_epoch)
             elif code:
                 log.warning("broker %d answered %s with error %d", self.broker_id, name, code)
             return response
@@ -101,13 +116,14 @@ class ControllerChannel:
         self._senders: dict[int, BrokerSender] = {}
         self._lock = threading.Lock()
 
-    def add_broker(self, broker_id: int, address: tuple[str, int]) -> None:
+    def add_broker(self, broker_id: int, address: tuple[str, int], broker_epoch: int = -1) -> None:
+        """A sender for the broker's registration `broker_epoch` (its znode's czxid; -1 unchecked)."""
         with self._lock:
             old = self._senders.pop(broker_id, None)
             if old is not None:
                 old.stop()
             self._senders[broker_id] = BrokerSender(broker_id, address, self.timeout_s,
-                                                    f"controller-{self.controller_id}")
+                                                    f"controller-{self.controller_id}", broker_epoch)
 
     def remove_broker(self, broker_id: int) -> None:
         with self._lock:

@@ -223,7 +223,7 @@ class Controller:
     def _add_broker(self, bid: int, reg: zl.BrokerRegistration, czxid: int) -> None:
         assert self.ctx is not None and self.channel is not None
         self.ctx.brokers[bid], self.ctx.broker_czxid[bid] = reg, czxid
-        self.channel.add_broker(bid, self.config.broker_address(bid, reg.internal))
+        self.channel.add_broker(bid, self.config.broker_address(bid, reg.internal), czxid)
 
     def _remove_broker(self, bid: int) -> None:
         assert self.ctx is not None and self.channel is not None

@@ -31,7 +31,12 @@
   has `freeze_metadata()`/`thaw_metadata()`; the target is `client`).
 - `admin`: a scheduled admin change: `op` `expand` or `shrink`, `topic`, `to` (a count) or `by`
   (a change, e.g. 2 or -2), `delay_ms` (shrink: KIP-694's delay; absent: removed once empty),
-  `immediate` (shrink: KIP-694's immediate_delete, removed at once).
+  `immediate` (shrink: KIP-694's immediate_delete, removed at once), `written_within_s` (shrink:
+  first wait up to that long for `written_records`, default 1, acknowledged records on the
+  partitions it removes), `removed_within_s` (expand: first wait for the marked partitions to
+  go). It reads the topic from a
+  broker whose Metadata agrees with ZooKeeper (one a fault cut off from the controller may still
+  show the count before the last change).
 """
 from __future__ import annotations
 
@@ -301,6 +306,31 @@ class FreezeClientMetadataFault(WindowedFault):
 
 
 ADMIN_RETRY_S = 30.0
+CURRENT_WITHIN_S = 10.0
+
+
+def current_topic(admin: Any, cluster: Any, topic: str, within_s: float = CURRENT_WITHIN_S) -> Any:
+    """`topic` as Metadata shows it, once the broker asked agrees with ZooKeeper on its partitions,
+    undeleted count and marked partitions. A broker a fault cut off from the controller answers from
+    what it last heard, as Kafka's does, and an operator acting on that would shrink or drain by a
+    count the topic no longer has: each disagreement moves the admin client on to the next broker."""
+    view = cluster.view
+
+    def agreed() -> tuple[Any] | None:
+        info = admin.topic(topic)
+        assignment = view.topic(topic)
+        if assignment is None:
+            return None
+        states = {p: view.state(topic, p) for p in assignment.partitions}
+        marked = sorted(p for p, s in states.items() if s is not None and s.marked_for_deletion)
+        counted = None in (info.undeleted_partition_count, assignment.undeleted_partition_count) or \
+            info.undeleted_partition_count == assignment.undeleted_partition_count
+        if set(info.partitions) == set(assignment.partitions) and counted and info.marked_for_deletion == marked:
+            return (info,)
+        admin.start_from_next_broker()
+        return None
+
+    return wait_for(agreed, within_s, f"a broker whose Metadata of {topic} agrees with ZooKeeper", interval=0.25)[0]
 
 
 def _made(admin: Any, op: str, topic: str, count: int) -> dict[int, Any] | None:
@@ -333,21 +363,23 @@ class AdminFault(WindowedFault):
         from chaoskit.client.admin import AdminClient
 
         check_params(self.name, params, {"op", "topic", "to", "by", "delay_ms", "immediate", "written_within_s",
-                                         "removed_within_s"})
+                                         "written_records", "removed_within_s"})
         op, topic = params.get("op"), params.get("topic")
         if op not in ("expand", "shrink") or not topic:
             raise ValueError(f"admin: needs op expand|shrink and a topic, got op={op!r} topic={topic!r}")
         if ("to" in params) == ("by" in params):
             raise ValueError("admin: give exactly one of to (a partition count) or by (a change)")
         with AdminClient(self.context.cluster.bootstrap_servers) as admin:
-            info = admin.topic(topic)
+            info = current_topic(admin, self.context.cluster, topic)
             before = info.undeleted_partition_count or len(info.partitions) - len(info.marked_for_deletion)
             count = int(params["to"]) if "to" in params else before + int(params["by"])
             if op == "shrink" and "written_within_s" in params:
-                self._await_records(topic, range(count, before), float(params["written_within_s"]))
+                self._await_records(topic, range(count, before), float(params["written_within_s"]),
+                                    int(params.get("written_records", 1)))
             if op == "expand" and "removed_within_s" in params:
                 # KIP-253 grows a topic only once the partitions a shrink marked are gone
-                wait_for(lambda: not admin.topic(topic).marked_for_deletion, float(params["removed_within_s"]),
+                wait_for(lambda: not current_topic(admin, self.context.cluster, topic, 2.0).marked_for_deletion,
+                         float(params["removed_within_s"]),
                          f"admin: {topic}'s marked partitions removed before it grows", interval=0.5)
             change = {"process": "admin", "f": op, "topic": topic, "value": {"count": count}}
             self.record({**change, "type": "invoke"})
@@ -412,19 +444,23 @@ class AdminFault(WindowedFault):
                 raise refused[0] from None
             raise
 
-    def _await_records(self, topic: str, partitions: range, timeout_s: float) -> None:
-        """Acknowledged records on a partition the shrink removes (high watermark past 0), so the
-        removal has something to lose; producers held up by another fault make this take a while.
-        Not on every one: a workload's keys need not hash to each partition."""
+    def _await_records(self, topic: str, partitions: range, timeout_s: float, records: int = 1) -> None:
+        """At least `records` acknowledged records (high watermarks, summed) on the partitions the
+        shrink removes, so the removal has something to lose and the keys written there have to
+        go elsewhere; producers held up by another fault make this take a while. Not on every one:
+        a workload's keys need not hash to each partition."""
         cluster = self.context.cluster
 
-        def written(partition: int) -> bool:
+        def written(partition: int) -> int:
             s = cluster.partition_state(topic, partition)
-            return s is not None and s.leader != NO_LEADER and replica_offset(cluster.brokers[s.leader], topic,
-                                                                               partition) > 0
+            try:  # a leader another fault isolated may not know the partition yet: count the others
+                return 0 if s is None or s.leader == NO_LEADER else replica_offset(cluster.brokers[s.leader],
+                                                                                   topic, partition)
+            except (NotReady, WireError):
+                return 0
 
-        wait_for(lambda: any(written(p) for p in partitions), timeout_s,
-                 f"acknowledged records on one of {topic} partitions {list(partitions)} before they are removed")
+        wait_for(lambda: sum(written(p) for p in partitions) >= records, timeout_s,
+                 f"{records} acknowledged records on {topic} partitions {list(partitions)} before they are removed")
 
     def stop(self, state: dict[str, Any]) -> None:
         return None  # an admin change is not undone; the schedule's next admin window may revert it

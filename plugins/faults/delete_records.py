@@ -3,7 +3,8 @@
 KIP-253 removes a marked partition once it is empty (log start = log end). Waiting for retention is
 one way there; the other is what an operator does once the consumers are done with a partition:
 delete its records up to what the group has committed. This fault does that while the run's other
-faults play: it waits (up to `committed_within_s`, default 20) until the run's consumer group has
+faults play: it waits (up to `marked_within_s`, default 10) for partitions marked for deletion,
+as a broker that agrees with ZooKeeper shows them, then (up to `committed_within_s`, default 20) until the run's consumer group has
 committed each marked partition of `topic` to its high watermark (read with kafka-python's
 KafkaAdminClient, as an operator's tooling would), then deletes each one's records before the
 committed offset. It never deletes what the group has not committed, so nothing unread is lost.
@@ -20,7 +21,7 @@ from typing import Any, Mapping
 
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
-from chaoskit_plugins.faults.cluster_faults import replica_offset
+from chaoskit_plugins.faults.cluster_faults import current_topic, replica_offset
 from chaoskit.protocol.zk_layout import NO_LEADER
 
 
@@ -30,15 +31,20 @@ class DeleteRecordsFault(WindowedFault):
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         from chaoskit.client.admin import AdminClient
 
-        check_params(self.name, params, {"topic", "committed_within_s"})
+        check_params(self.name, params, {"topic", "committed_within_s", "marked_within_s"})
         topic = params.get("topic")
         if not topic:
             raise ValueError(f"{self.name}: needs the topic whose marked partitions it drains")
         within = float(params.get("committed_within_s", 20))
-        with AdminClient(self.context.cluster.bootstrap_servers) as admin:
-            marked = sorted(admin.topic(topic).marked_for_deletion)
-            if not marked:
-                raise RuntimeError(f"{self.name}: {topic} has no partition marked for deletion to drain")
+        cluster = self.context.cluster
+        with AdminClient(cluster.bootstrap_servers) as admin:
+            # the shrink before it may still be waiting for records to remove (its written_within_s)
+            try:
+                marked = wait_for(lambda: current_topic(admin, cluster, topic, 2.0).marked_for_deletion,
+                                  float(params.get("marked_within_s", 10)), f"a partition of {topic} marked for deletion",
+                                  interval=0.5)
+            except NotReady:
+                raise RuntimeError(f"{self.name}: {topic} has no partition marked for deletion to drain") from None
             committed, why = self._await_commits(topic, marked, within)
             deleted: dict[int, int] = {}
             for partition, offset in sorted(committed.items()):

@@ -173,7 +173,7 @@ class HandController:
             return c.request(request, 0)
 
     def update_metadata(self, broker_ids: list[int], epoch: int | None = None,
-                        deleted: list[str] | None = None) -> list[Any]:
+                        deleted: list[str] | None = None, broker_epoch: int = -1) -> list[Any]:
         topics: dict[str, list[Any]] = {}
         for key in self.states:
             topics.setdefault(key[0], []).append(self._partition_state(
@@ -185,7 +185,7 @@ class HandController:
                     for t, ps in topics.items()],
             live_brokers=[UpdateMetadataRequest.UpdateMetadataBroker(broker_id=b, host="127.0.0.1", port=p.port)
                           for b, p in sorted(self.brokers.items()) if b not in self.offline and p.running],
-            deleted_topics=deleted or [])
+            deleted_topics=deleted or [], broker_epoch=broker_epoch)
         out = []
         for b in broker_ids:
             if self.brokers[b].running:

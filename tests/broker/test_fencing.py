@@ -1,7 +1,8 @@
 """KIP-320 on the leader: current_leader_epoch in Fetch, ListOffsets and OffsetForLeaderEpoch is
 checked with leader.epoch.fencing.enable and ignored without it, at the versions chaoskit's own
 helpers and the stock clients send; a deposed controller's requests are refused with
-STALE_CONTROLLER_EPOCH."""
+STALE_CONTROLLER_EPOCH, and requests meant for an earlier registration of the broker with
+STALE_BROKER_EPOCH."""
 from __future__ import annotations
 
 from typing import Any
@@ -80,6 +81,37 @@ def test_requests_from_a_deposed_controller_change_nothing(start_brokers, wire):
     assert answer.error_code == NONE
     with brokers[1].client() as c:
         assert wire.produce(c, "ctl", 0, build_batch([(None, b"y")])).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+def test_requests_for_an_earlier_registration_of_the_broker_change_nothing(start_brokers):
+    """As Kafka's KIP-380: the controller names the broker epoch (the czxid of the broker's znode)
+    each request is for. A broker killed and started again under its id before the controller
+    noticed gets what was queued for the one before it, perhaps an UpdateMetadata of a single
+    changed partition: applied to its fresh cache, clients would learn that the topic has only
+    that partition. It refuses it; what names its own registration, or none (-1), it applies."""
+    from chaoskit.client.admin import AdminClient
+
+    controller, brokers = start_brokers(1)
+    for topic in ("one", "two"):
+        controller.create_topic(topic, {0: [1], 1: [1]})
+    mine = controller.zk.get("/brokers/ids/1")[1].czxid
+
+    def drop(topic: str, broker_epoch: int) -> int:
+        """An UpdateMetadata deleting `topic` (the hand controller keeps it until one is applied)."""
+        kept = dict(controller.states)
+        controller.states = {k: v for k, v in kept.items() if k[0] != topic}
+        code = controller.update_metadata([1], deleted=[topic], broker_epoch=broker_epoch)[0].error_code
+        if code != NONE:
+            controller.states = kept
+        return code
+
+    def topics() -> set[str]:
+        with AdminClient(f"127.0.0.1:{brokers[1].port}") as admin:
+            return {name for name, info in admin.metadata(["one", "two"]).items() if info.error == NONE}
+
+    assert drop("one", mine - 1) == ErrorCode.STALE_BROKER_EPOCH and topics() == {"one", "two"}
+    assert drop("one", mine) == NONE and topics() == {"two"}
+    assert drop("two", -1) == NONE and topics() == set()
 
 
 @pytest.mark.parametrize("fencing", [True, False], ids=["patched", "unpatched"])

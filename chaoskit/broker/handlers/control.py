@@ -1,7 +1,9 @@
 """The controller's requests (docs/internals.md §3): LeaderAndIsr, UpdateMetadata, StopReplica.
 
 Each carries the controller's epoch; one lower than the highest this broker has seen comes from a
-deposed controller and is answered STALE_CONTROLLER_EPOCH with nothing applied.
+deposed controller and is answered STALE_CONTROLLER_EPOCH with nothing applied. Each also names the
+broker epoch it is for (the czxid of the broker's registration, as Kafka's KIP-380): one for an
+earlier registration, or any before this process registered, is answered STALE_BROKER_EPOCH.
 """
 from __future__ import annotations
 
@@ -16,14 +18,24 @@ from chaoskit.protocol.internal import (LEADER_AND_ISR, STOP_REPLICA, UPDATE_MET
 log = logging.getLogger("chaoskit.broker.control")
 
 
-def _fenced(broker: Any, request: Any, what: str) -> bool:
-    """True (and logged) when the request comes from a controller older than one we have heard from."""
+def _fenced(broker: Any, request: Any, what: str) -> int:
+    """The error (logged) when the request comes from a controller older than one we have heard from,
+    or was meant for an earlier registration of this broker; 0 when it is to be applied."""
     if request.controller_epoch < broker.controller_epoch:
         log.warning("%s from controller %d at epoch %d refused: epoch %d has been seen", what,
                     request.controller_id, request.controller_epoch, broker.controller_epoch)
-        return True
+        return ErrorCode.STALE_CONTROLLER_EPOCH
+    # as Kafka's (KIP-380): a request queued for this broker id before this process registered (its
+    # predecessor, killed while the controller still counted it live) may describe a fraction of the
+    # cluster (an UpdateMetadata of the partitions that changed): applied to a fresh cache, clients
+    # would be told those are all the topic has
+    mine = broker.zk.broker_epoch
+    if request.broker_epoch != -1 and (mine is None or request.broker_epoch < mine):
+        log.warning("%s from controller %d refused: it is for broker epoch %d, this broker's is %s", what,
+                    request.controller_id, request.broker_epoch, mine)
+        return ErrorCode.STALE_BROKER_EPOCH
     broker.controller_epoch = request.controller_epoch
-    return False
+    return ErrorCode.NONE
 
 
 def _per_topic(errors: dict[tuple[str, int], int], topic_cls: Any, part_cls: Any) -> list[Any]:
@@ -35,8 +47,8 @@ def _per_topic(errors: dict[tuple[str, int], int], topic_cls: Any, part_cls: Any
 
 @handles(LEADER_AND_ISR)
 async def leader_and_isr(broker: Any, header: Any, request: Any) -> Any:
-    if _fenced(broker, request, "LeaderAndIsr"):
-        return LeaderAndIsrResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH, topics=[])
+    if code := _fenced(broker, request, "LeaderAndIsr"):
+        return LeaderAndIsrResponse(error_code=code, topics=[])
     errors = await broker.replicas.leader_and_isr(request)
     return LeaderAndIsrResponse(error_code=ErrorCode.NONE, topics=_per_topic(
         errors, LeaderAndIsrResponse.LeaderAndIsrTopicError,
@@ -45,8 +57,8 @@ async def leader_and_isr(broker: Any, header: Any, request: Any) -> Any:
 
 @handles(UPDATE_METADATA)
 async def update_metadata(broker: Any, header: Any, request: Any) -> Any:
-    if _fenced(broker, request, "UpdateMetadata"):
-        return UpdateMetadataResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH)
+    if code := _fenced(broker, request, "UpdateMetadata"):
+        return UpdateMetadataResponse(error_code=code)
     deleted = {(t, p) for t in request.deleted_topics for p in broker.cache.topics.get(t, {})}
     deleted |= {(t.topic_name, p) for t in request.topics for p in t.removed_partitions}
     broker.cache.apply(request)
@@ -57,8 +69,8 @@ async def update_metadata(broker: Any, header: Any, request: Any) -> Any:
 
 @handles(STOP_REPLICA)
 async def stop_replica(broker: Any, header: Any, request: Any) -> Any:
-    if _fenced(broker, request, "StopReplica"):
-        return StopReplicaResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH, topics=[])
+    if code := _fenced(broker, request, "StopReplica"):
+        return StopReplicaResponse(error_code=code, topics=[])
     errors = broker.replicas.stop_replica(request)
     return StopReplicaResponse(error_code=ErrorCode.NONE, topics=_per_topic(
         errors, StopReplicaResponse.StopReplicaTopicError,

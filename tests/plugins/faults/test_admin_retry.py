@@ -1,5 +1,6 @@
 """The admin fault retries a retriable refusal as Kafka's AdminClient does, stops at a definite one,
-and takes a change an earlier attempt made as done (a unit test: a scripted admin client)."""
+takes a change an earlier attempt made as done, and acts on a broker whose metadata agrees with
+ZooKeeper (a unit test: a scripted admin client)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -7,8 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from chaoskit.client.admin import AdminError
+from chaoskit.cluster.waiting import NotReady
 from chaoskit.protocol.errors import ErrorCode
-from chaoskit_plugins.faults.cluster_faults import AdminFault
+from chaoskit_plugins.faults.cluster_faults import AdminFault, current_topic
 
 
 class ScriptedAdmin:
@@ -88,3 +90,35 @@ def test_too_few_live_brokers_is_retried_until_one_is_back():
     # another fault holds a broker down: the expansion waits for it, as an operator would
     admin = ScriptedAdmin(ErrorCode.INVALID_REPLICATION_FACTOR, None)
     assert change(admin) == {} and (admin.calls, admin.partitions) == (2, 8)
+
+
+class BrokersOfMixedAge:
+    """Metadata from a round of brokers: each answers with the partition count it last heard."""
+
+    def __init__(self, *counts):
+        self.counts = list(counts)
+
+    def topic(self, topic):
+        n = self.counts[0]
+        return SimpleNamespace(partitions=dict.fromkeys(range(n)), undeleted_partition_count=n,
+                               marked_for_deletion=[])
+
+    def start_from_next_broker(self):
+        self.counts.append(self.counts.pop(0))
+
+
+def zookeeper_with(count):
+    state = SimpleNamespace(marked_for_deletion=False)
+    topic = SimpleNamespace(partitions=dict.fromkeys(range(count)), undeleted_partition_count=count)
+    return SimpleNamespace(view=SimpleNamespace(topic=lambda name: topic, state=lambda name, p: state))
+
+
+def test_a_broker_that_missed_the_last_change_is_passed_over_for_one_that_agrees_with_zookeeper():
+    brokers = BrokersOfMixedAge(4, 4, 8)  # two cut off from the controller while the topic grew to 8
+    info = current_topic(brokers, zookeeper_with(8), "orders")
+    assert info.undeleted_partition_count == 8 and brokers.counts[0] == 8
+
+
+def test_no_broker_agreeing_with_zookeeper_in_time_is_an_error_not_a_stale_answer():
+    with pytest.raises(NotReady, match="agrees with ZooKeeper"):
+        current_topic(BrokersOfMixedAge(4, 4), zookeeper_with(8), "orders", within_s=0.6)
