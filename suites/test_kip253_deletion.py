@@ -13,8 +13,9 @@ and the active controller are killed, and the topic grows back to 8: every ackno
 read and every key keeps its order through marking, draining, removal and growth (the partitions
 made again under the removed numbers are other partitions for the checks, history/incarnations.py,
 and the group reads them from the start: the coordinators dropped their offsets of the removed
-ones). Patched only: without KIP-253 a shrink removes at once, so there is nothing marked to drain
-(the first case is that profile's catch).
+ones). Another case tells the same story with the marked partitions drained by time-based
+retention (`retention.ms`) instead, as KIP-253 step 8 has it. Patched only: without KIP-253 a
+shrink removes at once, so there is nothing marked to drain (the first case is that profile's catch).
 """
 from __future__ import annotations
 
@@ -111,3 +112,41 @@ def test_drained_partitions_go_and_come_back_under_faults(chaos):
     assert any(start > 0 and any(p == drained for _t, p, _i, _k in regrown) for drained, start in deleted.items()), \
         f"drained {deleted}, made again {regrown}: the story did not happen; replay: {result.replay}"
 
+
+
+# the same story drained by retention instead: the topic keeps records 10 s (checked every 0.5 s),
+# so a marked partition, written no more, empties 10 s after its last record and goes; partitions
+# still written keep theirs (a segment goes only once its newest record is that old, and the
+# active segment of a written partition is never that old), and the group, reading from the start,
+# has read what a quiet spell lets expire
+RETENTION = {"retention.ms": "10000"}
+RETENTION_CHECKS = {"log.retention.check.interval.ms": 500}
+RETAINED = [admin_step(0.1, "expand", 8), admin_step(0.25, "shrink", 6, written_within_s=4),
+            {"at": 0.3, "fault": "kill", "target": f"leader-of:{TOPIC}/0", "window_s": 1.5},
+            controller_failover(0.55), admin_step(0.8, "expand", 8, removed_within_s=10)]
+
+
+def written_then_regrown(history: str) -> tuple[set[int], list[tuple[str, int, int, int]]]:
+    """(the partitions at or above 6 that took acknowledged records before any was made again,
+    the partitions made again after their removal), from the run's history."""
+    ops = History.from_path(history).ops
+    regrown = recreations(ops)
+    before = regrown[0][2] if regrown else float("inf")
+    written = {op["partition"] for op in ops if op.get("f") == "send" and op.get("type") == "ok"
+               and op.get("partition") is not None and op["partition"] >= 6 and op["index"] < before}
+    return written, regrown
+
+
+@pytest.mark.nightly  # about 40 s; CI drains by DeleteRecords (the case above), the same removal and growth
+@pytest.mark.chaos(faults=mix(RETAINED, LEADER_ISOLATION), workload="keyed-sequences", duration=30,
+                   epic="KIP-253", severity="critical", guarantee="kip253-key-order", profiles=("patched",),
+                   feature="marked partitions drained by retention, removed under leader and controller kills, made again")
+def test_partitions_drained_by_retention_go_and_come_back_under_faults(chaos):
+    result = chaos.run(topics=[Topic(TOPIC, 4, config=RETENTION)], broker_config=RETENTION_CHECKS,
+                       workload_options={"keys": 60, "producers": 3}, client_options=SMALL_POLLS)
+    chaos.expect(result, evidence=EVIDENCE)
+    written, regrown = written_then_regrown(result.history)
+    # the story happened: a marked partition that held acknowledged records (so only retention
+    # could empty it) was removed and made again by the growth, which KIP-253 allows only once it is gone
+    assert written & {p for _t, p, _i, _k in regrown}, \
+        f"written {sorted(written)}, made again {regrown}: the story did not happen; replay: {result.replay}"

@@ -3,10 +3,12 @@
 Each carries the controller's epoch; one lower than the highest this broker has seen comes from a
 deposed controller and is answered STALE_CONTROLLER_EPOCH with nothing applied. Each also names the
 broker epoch it is for (the czxid of the broker's registration, as Kafka's KIP-380): one for an
-earlier registration, or any before this process registered, is answered STALE_BROKER_EPOCH.
+earlier registration is answered STALE_BROKER_EPOCH (one that comes before this process has
+registered waits for the registration first).
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -16,6 +18,18 @@ from chaoskit.protocol.internal import (LEADER_AND_ISR, STOP_REPLICA, UPDATE_MET
                                         StopReplicaResponse, UpdateMetadataResponse)
 
 log = logging.getLogger("chaoskit.broker.control")
+
+
+REGISTRATION_WAIT_S = 10.0
+
+
+async def _registered(broker: Any, request: Any) -> None:
+    """A request naming a broker epoch that comes before this process knows its own waits for the
+    registration: the controller may act on the new znode before the broker has read it back (a
+    request for this registration then), or the request was queued for the process before (older:
+    refused once the epoch is known)."""
+    if request.broker_epoch != -1 and broker.zk.broker_epoch is None:
+        await asyncio.to_thread(broker.zk.registered.wait, REGISTRATION_WAIT_S)
 
 
 def _fenced(broker: Any, request: Any, what: str) -> int:
@@ -47,6 +61,7 @@ def _per_topic(errors: dict[tuple[str, int], int], topic_cls: Any, part_cls: Any
 
 @handles(LEADER_AND_ISR)
 async def leader_and_isr(broker: Any, header: Any, request: Any) -> Any:
+    await _registered(broker, request)
     if code := _fenced(broker, request, "LeaderAndIsr"):
         return LeaderAndIsrResponse(error_code=code, topics=[])
     errors = await broker.replicas.leader_and_isr(request)
@@ -57,6 +72,7 @@ async def leader_and_isr(broker: Any, header: Any, request: Any) -> Any:
 
 @handles(UPDATE_METADATA)
 async def update_metadata(broker: Any, header: Any, request: Any) -> Any:
+    await _registered(broker, request)
     if code := _fenced(broker, request, "UpdateMetadata"):
         return UpdateMetadataResponse(error_code=code)
     deleted = {(t, p) for t in request.deleted_topics for p in broker.cache.topics.get(t, {})}
@@ -69,6 +85,7 @@ async def update_metadata(broker: Any, header: Any, request: Any) -> Any:
 
 @handles(STOP_REPLICA)
 async def stop_replica(broker: Any, header: Any, request: Any) -> Any:
+    await _registered(broker, request)
     if code := _fenced(broker, request, "StopReplica"):
         return StopReplicaResponse(error_code=code, topics=[])
     errors = broker.replicas.stop_replica(request)
