@@ -96,6 +96,7 @@ def _check(history: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
     return json.loads(out.stdout)
 
 
+@pytest.mark.nightly  # about 55 s: nightly to keep CI under 30 minutes; CI runs the same checks on local[2]
 def test_the_checks_on_a_standalone_cluster_give_the_verdict_of_this_process(standalone, tmp_path: Path):
     url, env = standalone
     ops = synthetic.generate(seed=6, events=3000, plant=["key-order", "lost-write", "duplicate"]).ops
@@ -108,7 +109,7 @@ def test_the_checks_on_a_standalone_cluster_give_the_verdict_of_this_process(sta
     assert "Registering app chaoskit-check" in (tmp_path / "master.log").read_text(errors="replace")  # it ran there
 
 
-@pytest.mark.nightly  # ~40 s: CI keeps the standalone cluster's case, the same engine over another transport
+@pytest.mark.nightly  # ~40 s, as the standalone cluster's case: the same engine over another transport
 def test_the_checks_through_spark_connect_give_the_verdict_of_this_process(connect_server, tmp_path: Path):
     url, env, log = connect_server
     ops = synthetic.generate(seed=7, events=3000, plant=["poll-skip", "unseen", "inconsistent-offsets"]).ops
