@@ -113,7 +113,6 @@ def test_drained_partitions_go_and_come_back_under_faults(chaos):
         f"drained {deleted}, made again {regrown}: the story did not happen; replay: {result.replay}"
 
 
-
 # the same story drained by retention instead: the topic keeps records 10 s (checked every 0.5 s),
 # so a marked partition, written no more, empties 10 s after its last record and goes; partitions
 # still written keep theirs (a segment goes only once its newest record is that old, and the

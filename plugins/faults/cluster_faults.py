@@ -34,9 +34,8 @@
   `immediate` (shrink: KIP-694's immediate_delete, removed at once), `written_within_s` (shrink:
   first wait up to that long for `written_records`, default 1, acknowledged records on the
   partitions it removes), `removed_within_s` (expand: first wait for the marked partitions to
-  go). It reads the topic from a
-  broker whose Metadata agrees with ZooKeeper (one a fault cut off from the controller may still
-  show the count before the last change).
+  go). It reads the topic from a broker whose Metadata agrees with ZooKeeper (one a fault cut off
+  from the controller may still show the count before the last change).
 """
 from __future__ import annotations
 

@@ -4,10 +4,10 @@ KIP-253 removes a marked partition once it is empty (log start = log end). Waiti
 one way there; the other is what an operator does once the consumers are done with a partition:
 delete its records up to what the group has committed. This fault does that while the run's other
 faults play: it waits (up to `marked_within_s`, default 10) for partitions marked for deletion,
-as a broker that agrees with ZooKeeper shows them, then (up to `committed_within_s`, default 20) until the run's consumer group has
-committed each marked partition of `topic` to its high watermark (read with kafka-python's
-KafkaAdminClient, as an operator's tooling would), then deletes each one's records before the
-committed offset. It never deletes what the group has not committed, so nothing unread is lost.
+as a broker that agrees with ZooKeeper shows them, then (up to `committed_within_s`, default 20)
+until the run's consumer group has committed each marked partition of `topic` to its high
+watermark (read with kafka-python's KafkaAdminClient, as an operator's tooling would), then
+deletes each one's records before the committed offset. It never deletes what the group has not committed, so nothing unread is lost.
 
 A partition the group has not committed to its end in time is left as it is (named in the op's
 `resolved.waiting`): its records stay until the group reads them. The start raises when no
@@ -41,8 +41,8 @@ class DeleteRecordsFault(WindowedFault):
             # the shrink before it may still be waiting for records to remove (its written_within_s)
             try:
                 marked = wait_for(lambda: current_topic(admin, cluster, topic, 2.0).marked_for_deletion,
-                                  float(params.get("marked_within_s", 10)), f"a partition of {topic} marked for deletion",
-                                  interval=0.5)
+                                  float(params.get("marked_within_s", 10)),
+                                  f"a partition of {topic} marked for deletion", interval=0.5)
             except NotReady:
                 raise RuntimeError(f"{self.name}: {topic} has no partition marked for deletion to drain") from None
             committed, why = self._await_commits(topic, marked, within)

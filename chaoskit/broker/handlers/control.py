@@ -23,18 +23,13 @@ log = logging.getLogger("chaoskit.broker.control")
 REGISTRATION_WAIT_S = 10.0
 
 
-async def _registered(broker: Any, request: Any) -> None:
-    """A request naming a broker epoch that comes before this process knows its own waits for the
-    registration: the controller may act on the new znode before the broker has read it back (a
-    request for this registration then), or the request was queued for the process before (older:
-    refused once the epoch is known)."""
+async def _fenced(broker: Any, request: Any, what: str) -> int:
+    """The error (logged) when the request comes from a controller older than one we have heard from,
+    or was meant for an earlier registration of this broker; 0 when it is to be applied. One naming a
+    broker epoch that comes before this process knows its own waits for the registration first: the
+    controller may act on the new znode before the broker has read it back."""
     if request.broker_epoch != -1 and broker.zk.broker_epoch is None:
         await asyncio.to_thread(broker.zk.registered.wait, REGISTRATION_WAIT_S)
-
-
-def _fenced(broker: Any, request: Any, what: str) -> int:
-    """The error (logged) when the request comes from a controller older than one we have heard from,
-    or was meant for an earlier registration of this broker; 0 when it is to be applied."""
     if request.controller_epoch < broker.controller_epoch:
         log.warning("%s from controller %d at epoch %d refused: epoch %d has been seen", what,
                     request.controller_id, request.controller_epoch, broker.controller_epoch)
@@ -61,8 +56,7 @@ def _per_topic(errors: dict[tuple[str, int], int], topic_cls: Any, part_cls: Any
 
 @handles(LEADER_AND_ISR)
 async def leader_and_isr(broker: Any, header: Any, request: Any) -> Any:
-    await _registered(broker, request)
-    if code := _fenced(broker, request, "LeaderAndIsr"):
+    if code := await _fenced(broker, request, "LeaderAndIsr"):
         return LeaderAndIsrResponse(error_code=code, topics=[])
     errors = await broker.replicas.leader_and_isr(request)
     return LeaderAndIsrResponse(error_code=ErrorCode.NONE, topics=_per_topic(
@@ -72,8 +66,7 @@ async def leader_and_isr(broker: Any, header: Any, request: Any) -> Any:
 
 @handles(UPDATE_METADATA)
 async def update_metadata(broker: Any, header: Any, request: Any) -> Any:
-    await _registered(broker, request)
-    if code := _fenced(broker, request, "UpdateMetadata"):
+    if code := await _fenced(broker, request, "UpdateMetadata"):
         return UpdateMetadataResponse(error_code=code)
     deleted = {(t, p) for t in request.deleted_topics for p in broker.cache.topics.get(t, {})}
     deleted |= {(t.topic_name, p) for t in request.topics for p in t.removed_partitions}
@@ -85,8 +78,7 @@ async def update_metadata(broker: Any, header: Any, request: Any) -> Any:
 
 @handles(STOP_REPLICA)
 async def stop_replica(broker: Any, header: Any, request: Any) -> Any:
-    await _registered(broker, request)
-    if code := _fenced(broker, request, "StopReplica"):
+    if code := await _fenced(broker, request, "StopReplica"):
         return StopReplicaResponse(error_code=code, topics=[])
     errors = broker.replicas.stop_replica(request)
     return StopReplicaResponse(error_code=ErrorCode.NONE, topics=_per_topic(
