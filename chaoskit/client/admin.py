@@ -305,9 +305,8 @@ class AdminClient:
                 continue
             undeleted = info.undeleted_partition_count
             undeleted = len(info.partitions) if undeleted is None else undeleted
-            if not 1 <= ask.total_count < undeleted:
-                out[name] = Result(ErrorCode.INVALID_PARTITIONS, f"topic {name!r} has {undeleted} undeleted "
-                                   f"partitions; the new count {ask.total_count} must be smaller and at least 1")
+            if (refusal := _shrink_refusal(name, ask.total_count, undeleted)) is not None:
+                out[name] = refusal
                 continue
             lists[ask.immediate_delete][name] = list(range(ask.total_count, undeleted))
         for immediate, named in lists.items():
@@ -316,11 +315,18 @@ class AdminClient:
         return out
 
     def shrink(self, topic: str, count: int, delay_ms: int | None = None, immediate: bool = False,
-               timeout_ms: int = DEFAULT_TIMEOUT_MS) -> dict[int, PartitionMode]:
-        """Shrink `topic` to `count` undeleted partitions; the marked partitions and their modes."""
+               timeout_ms: int = DEFAULT_TIMEOUT_MS, undeleted: int | None = None) -> dict[int, PartitionMode]:
+        """Shrink `topic` to `count` undeleted partitions; the marked partitions and their modes.
+        `undeleted`: the count the caller already knows the topic has (from ZooKeeper, say), so the
+        partitions asked for do not rest on Metadata from a broker that may not have heard the last
+        change; the controller still checks them."""
         if delay_ms is not None and delay_ms < 0:
             raise ValueError(f"delay_ms must be >= 0 (or None: once empty), got {delay_ms}")
-        r = self.delete_partitions({topic: DeletePartitions(count, immediate)}, delay_ms, timeout_ms)[topic]
+        if undeleted is None:
+            r = self.delete_partitions({topic: DeletePartitions(count, immediate)}, delay_ms, timeout_ms)[topic]
+        else:
+            r = _shrink_refusal(topic, count, undeleted) or \
+                self.delete_partition_list({topic: range(count, undeleted)}, delay_ms, immediate, timeout_ms)[topic]
         _raise(r.code, r.message, f"shrinking {topic!r} to {count} partitions")
         return r.modes
 
@@ -375,6 +381,14 @@ class AdminClient:
     def describe(self, topic: str) -> TopicDescription:
         info = self.topic(topic)
         return TopicDescription(info, self.epoch_maps(topic, info.partitions, missing_ok=True))
+
+
+def _shrink_refusal(topic: str, count: int, undeleted: int) -> Result | None:
+    """INVALID_PARTITIONS when `count` is not a shrink of a topic with `undeleted` partitions."""
+    if 1 <= count < undeleted:
+        return None
+    return Result(ErrorCode.INVALID_PARTITIONS, f"topic {topic!r} has {undeleted} undeleted partitions; "
+                  f"the new count {count} must be smaller and at least 1")
 
 
 def _raise(code: int, message: str | None, what: str) -> None:

@@ -421,7 +421,7 @@ class AdminFault(WindowedFault):
                 if op == "expand":
                     admin.expand(topic, count)
                     return ({},)
-                return (admin.shrink(topic, count, delay_ms, immediate),)
+                return (admin.shrink(topic, count, delay_ms, immediate, undeleted=before),)
             except AdminError as e:
                 if not e.retriable and e.code != ErrorCode.INVALID_REPLICATION_FACTOR:
                     if (retried or undone) and e.code == ErrorCode.INVALID_PARTITIONS and \

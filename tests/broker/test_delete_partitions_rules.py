@@ -3,7 +3,10 @@ the tail of the undeleted partitions, at or above the initial count, of partitio
 topic with one refused partition is left alone, the others saying why."""
 from __future__ import annotations
 
-from chaoskit.broker.handlers.partitions import refusals
+import asyncio
+from types import SimpleNamespace
+
+from chaoskit.broker.handlers.partitions import _lower_count, refusals
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.zk_layout import TopicAssignment
 
@@ -38,3 +41,38 @@ def test_a_topic_without_counts_has_a_floor_of_one():
     plain = TopicAssignment(partitions={p: [1] for p in range(3)})
     assert refusals("t", plain, {1, 2}) == {}
     assert refusals("t", plain, {0, 1, 2})[0][0] == ErrorCode.INVALID_PARTITIONS
+
+
+class OneTopicZk:
+    """The topic znode of a broker's ZooKeeper, versioned as set_assignment's compare-and-set wants."""
+
+    def __init__(self, placed: TopicAssignment):
+        self.placed, self.version = placed, 0
+
+    def assignment(self, name):
+        return self.placed, self.version
+
+    def set_assignment(self, name, placed, version):
+        self.placed, self.version = placed, self.version + 1
+        return True
+
+
+def shrink_twice(ordered_delivery: bool) -> tuple[TopicAssignment, dict]:
+    """8 partitions with no KIP-253 counts yet, shrunk to 6 and then asked down to 4: the topic
+    after both, and the second shrink's refusals."""
+    zk = OneTopicZk(TopicAssignment(partitions={p: [1] for p in range(8)}))
+    broker = SimpleNamespace(zk=zk, cache=SimpleNamespace(topics={"t": dict.fromkeys(range(8))}),
+                             config=SimpleNamespace(ordered_delivery_enable=ordered_delivery))
+    assert asyncio.run(_lower_count(broker, "t", {6, 7}, 0)) == {}
+    second = asyncio.run(_lower_count(broker, "t", {4, 5}, 0))
+    return zk.placed, second
+
+
+def test_without_kip253_a_first_shrink_sets_no_floor_for_the_next():
+    placed, second = shrink_twice(ordered_delivery=False)  # KIP-694 alone: no initial count
+    assert second == {} and (placed.initial_partition_count, placed.undeleted_partition_count) == (None, 4)
+
+
+def test_with_kip253_a_first_shrink_keeps_what_the_topic_had_as_its_floor():
+    placed, second = shrink_twice(ordered_delivery=True)  # the controller had not set the count yet
+    assert placed.initial_partition_count == 8 and "initial partition count 8" in second[4][1]

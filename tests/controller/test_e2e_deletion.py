@@ -154,6 +154,9 @@ def test_kip253_refuses_a_shrink_below_the_initial_count(cluster: LocalCluster, 
     assert err.value.code == ErrorCode.INVALID_PARTITIONS and "initial partition count 3" in err.value.message
     with pytest.raises(AdminError):
         admin.shrink("floor", 5)  # not smaller
+    with pytest.raises(AdminError) as err:  # told a count the topic does not have: the controller refuses
+        admin.shrink("floor", 3, undeleted=4)
+    assert err.value.code == ErrorCode.INVALID_PARTITIONS and "[4] above it are kept" in err.value.message
     assert admin.topic("floor").marked_for_deletion == []
 
 

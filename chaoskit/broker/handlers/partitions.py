@@ -79,8 +79,12 @@ async def _lower_count(broker: Any, name: str, wanted: set[int], delay: int) -> 
         new = min(wanted, default=placed.undeleted)
         if refused or new >= placed.undeleted:  # refused, or every partition named is marked already
             return refused
+        # KIP-253's floor, where the controller has not set it yet; without KIP-253 (KIP-694 alone)
+        # there is none, and a topic may be shrunk again below what it had at its first shrink
+        floor = placed.initial_partition_count or (len(placed.partitions) if broker.config.ordered_delivery_enable
+                                                   else None)
         shrunk = placed.evolve(undeleted_partition_count=new, delete_partitions_delay_ms=delay,
-                               initial_partition_count=placed.initial_partition_count or len(placed.partitions))
+                               initial_partition_count=floor)
         if await zk_call(broker.zk.set_assignment, name, shrunk, version):
             return {}
     return everyone(ErrorCode.REQUEST_TIMED_OUT, f"the topic znode of {name!r} kept changing; retry")

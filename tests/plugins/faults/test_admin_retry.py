@@ -122,3 +122,17 @@ def test_a_broker_that_missed_the_last_change_is_passed_over_for_one_that_agrees
 def test_no_broker_agreeing_with_zookeeper_in_time_is_an_error_not_a_stale_answer():
     with pytest.raises(NotReady, match="agrees with ZooKeeper"):
         current_topic(BrokersOfMixedAge(4, 4), zookeeper_with(8), "orders", within_s=0.6)
+
+
+def test_a_shrink_asks_for_the_partitions_above_the_count_zookeeper_agreed_on():
+    # the shrink's own look at Metadata could reach a broker that missed the growth to 8 (one a
+    # fault cut off from the controller) and refuse "only 4 undeleted": the agreed count goes along
+    asked = []
+
+    def shrink(topic, count, delay_ms, immediate, undeleted=None):
+        asked.append(list(range(count, undeleted)))
+        return dict.fromkeys(asked[-1], "ReadOnly")
+
+    admin = SimpleNamespace(shrink=shrink, start_from_next_broker=lambda: None)
+    assert AdminFault._change(None, admin, "shrink", "orders", 6, None, before=8) == {6: "ReadOnly", 7: "ReadOnly"}
+    assert asked == [[6, 7]]
