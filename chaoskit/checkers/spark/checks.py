@@ -14,7 +14,7 @@ from chaoskit.checkers.catalog import NOT_MOVED, OUT_OF_ORDER
 from chaoskit.checkers.findings import Found, Row
 from chaoskit.checkers.local.tables import READONLY_MODES
 from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
-from chaoskit.checkers.spark.tables import SparkTables
+from chaoskit.checkers.spark.tables import SparkTables, fingerprint
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, process_of
 
 
@@ -112,13 +112,19 @@ def unseen(t: SparkTables) -> Plan:
 
 def duplicate(t: SparkTables) -> Plan:
     """One value at two places; each offset counts with the last value seen there, so a place a
-    truncation replaced is not a copy (as in the local engine)."""
+    truncation replaced is not a copy (as in the local engine). Values are grouped by their
+    fingerprints; only the few duplicated ones are looked up as text."""
     F = t.F
-    places = (t.offsets.filter(F.col("last").isNotNull())
-              .groupBy(F.col("last").alias("value"))
-              .agg(F.collect_set(F.struct("topic", "partition", "offset")).alias("places"))
+    fp = ["last_h", "last_h2"]
+    last = t.offsets.filter(F.col("last_h").isNotNull())
+    groups = last.groupBy(*fp).agg(F.count(F.lit(1)).alias("count"))
+    twice = last.join(F.broadcast(groups.filter(F.col("count") > 1)), fp)
+    named = t.observations.select("topic", "partition", "offset", "value", fingerprint(1).alias("last_h"),
+                                  fingerprint(2).alias("last_h2"))
+    places = (named.join(F.broadcast(twice), ["topic", "partition", "offset", *fp])
+              .groupBy("value").agg(F.collect_set(F.struct("topic", "partition", "offset")).alias("places"))
               .withColumn("count", F.size("places")))
-    return _found(places.filter(F.col("count") > 1), ["value"], post=_positions, values=_one_count(places))
+    return _found(places, ["value"], post=_positions, values=_one_count(groups))
 
 
 def _positions(row: Row) -> None:
@@ -127,14 +133,14 @@ def _positions(row: Row) -> None:
 
 def inconsistent_offsets(t: SparkTables) -> Plan:
     F = t.F
-    offsets = t.offsets.filter(F.size("values") > 0).select("topic", "partition", "offset", "values")
-    return _found(offsets.filter(F.size("values") > 1), ["topic", "partition", "offset"], offsets=_one_count(offsets))
+    offsets = t.offsets.filter(F.col("h_min").isNotNull())
+    return _found(t.values_at(_replaced_offsets(t)), ["topic", "partition", "offset"], offsets=_one_count(offsets))
 
 
 def _replaced_offsets(t: SparkTables) -> Any:
     """(topic, partition, offset) seen holding two different values: a truncation replaced what was there."""
     F = t.F
-    return t.offsets.filter(F.size("values") > 1).select("topic", "partition", "offset")
+    return t.offsets.filter(F.col("h_min") != F.col("h_max")).select("topic", "partition", "offset")
 
 
 def steps(t: SparkTables) -> Any:

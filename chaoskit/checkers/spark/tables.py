@@ -4,8 +4,8 @@ The Parquet history (history/parquet.py: an op's row, then a row per record an o
 is not cached whole: the delivered records (read by every pass over offsets, steps and first
 deliveries) and the few ops that are neither sends nor polls are cached, the sends are read from
 the file once, into the table of sends with their completion and their value's first delivery;
-that table, what each offset was seen holding, and, through `shared`, consumers' steps are cached
-once, until `release()`. Nothing is exploded or parsed from JSON on the hot path: records come exploded from the
+that table, what each offset was seen holding (as fingerprints of the values: 64-bit hashes, see
+`fingerprint`), and, through `shared`, consumers' steps are cached once, until `release()`. Nothing is exploded or parsed from JSON on the hot path: records come exploded from the
 file, and only the rare ops whose value is structured (modes, coordinators, key callbacks) are parsed.
 """
 from __future__ import annotations
@@ -84,10 +84,23 @@ class SparkTables:
             .withColumn("partition", renamed(self.made, F.col("topic"), F.col("partition"), F.col("index"))))
         self.observations = (self.acked.select("topic", "partition", "offset", "value", F.col("done_index").alias("index"))
                              .unionByName(self.deliveries.select("topic", "partition", "offset", "value", "index")))
-        # each observed offset: the values seen there (sorted) and the last of them (by index)
-        self.offsets = self.kept(self.observations.groupBy("topic", "partition", "offset").agg(
-            F.array_sort(F.collect_set("value")).alias("values"),
-            F.max(F.when(F.col("value").isNotNull(), F.struct("index", "value"))).value.alias("last")))
+        # each observed offset, by hash aggregates only (text in an aggregate's buffer sorts every
+        # row): its values' fingerprints, lowest and highest (they differ: two values were seen
+        # there; null: none), and its last value's (by index); values_at() gives the values
+        # themselves for the few offsets a check reports
+        seen = F.col("value").isNotNull()
+        last = F.when(seen, F.col("index"))
+        self.offsets = self.kept(self.observations.withColumns({"h": fingerprint(1), "h2": fingerprint(2)})
+                                 .groupBy("topic", "partition", "offset")
+                                 .agg(F.min("h").alias("h_min"), F.max("h").alias("h_max"),
+                                      F.max_by("h", last).alias("last_h"), F.max_by("h2", last).alias("last_h2")))
+
+    def values_at(self, offsets: Any) -> Any:
+        """`offsets` (few rows, keyed by topic, partition, offset) with `values`: the values seen there, sorted."""
+        F = self.F
+        keys = ["topic", "partition", "offset"]
+        return (self.observations.filter(F.col("value").isNotNull()).join(F.broadcast(offsets.select(*keys)), keys)
+                .groupBy(*keys).agg(F.array_sort(F.collect_set("value")).alias("values")))
 
     def shared(self, name: str, build: Callable[[SparkTables], Any]) -> Any:
         """The table `build(self)` makes, built and cached once for every check that reads it."""
@@ -104,6 +117,14 @@ class SparkTables:
         for df in self._kept:
             df.unpersist()
 
+
+
+def fingerprint(seed: int) -> Any:
+    """A value's 64-bit fingerprint (xxhash64, one of two seeds; null for a null value). Two together
+    stand for a value in an aggregate: a false match needs both to collide, about 2**-128 a pair."""
+    from pyspark.sql import functions as F
+
+    return F.when(F.col("value").isNotNull(), F.xxhash64(F.lit(seed), F.col("value")))
 
 
 POS_BITS = 20  # a poll delivers fewer than 2**20 records; index * 2**20 + pos orders deliveries in a long
