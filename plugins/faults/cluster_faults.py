@@ -344,10 +344,14 @@ def _made(admin: Any, op: str, topic: str, count: int) -> dict[int, Any] | None:
 
 def _settled(admin: Any, op: str, topic: str, count: int, within_s: float = 5.0) -> dict[int, Any] | None:
     """_made, asked until the brokers' metadata shows a change the controller already answered for
-    (a retry refused because an attempt cut short by a controller failover did make it)."""
+    (a retry refused because an attempt cut short by a controller failover did make it); each miss
+    asks the next broker, as one a fault cut off from the controller may not hear of it for long."""
     def shown() -> tuple[dict[int, Any]] | None:
         made = _made(admin, op, topic, count)
-        return None if made is None else (made,)
+        if made is None:
+            admin.start_from_next_broker()
+            return None
+        return (made,)
 
     try:
         return wait_for(shown, within_s, f"admin: {op} {topic} to {count} shown in metadata", interval=0.25)[0]

@@ -10,7 +10,7 @@ import pytest
 from chaoskit.client.admin import AdminError
 from chaoskit.cluster.waiting import NotReady
 from chaoskit.protocol.errors import ErrorCode
-from chaoskit_plugins.faults.cluster_faults import AdminFault, current_topic
+from chaoskit_plugins.faults.cluster_faults import AdminFault, _settled, current_topic
 
 
 class ScriptedAdmin:
@@ -136,3 +136,9 @@ def test_a_shrink_asks_for_the_partitions_above_the_count_zookeeper_agreed_on():
     admin = SimpleNamespace(shrink=shrink, start_from_next_broker=lambda: None)
     assert AdminFault._change(None, admin, "shrink", "orders", 6, None, before=8) == {6: "ReadOnly", 7: "ReadOnly"}
     assert asked == [[6, 7]]
+
+
+def test_a_change_refused_as_done_is_looked_for_on_the_other_brokers_too():
+    # the broker asked missed the growth (a fault cut it off from the controller): another shows it
+    brokers = BrokersOfMixedAge(6, 6, 8)
+    assert _settled(brokers, "expand", "orders", 8, within_s=2.0) == {} and brokers.counts[0] == 8
