@@ -5,8 +5,9 @@ is not cached whole: the delivered records (read by every pass over offsets, ste
 deliveries) and the few ops that are neither sends nor polls are cached, the sends are read from
 the file once, into the table of sends with their completion and their value's first delivery;
 that table, what each offset was seen holding (as fingerprints of the values: 64-bit hashes, see
-`fingerprint`), and, through `shared`, consumers' steps are cached once, until `release()`. Nothing is exploded or parsed from JSON on the hot path: records come exploded from the
-file, and only the rare ops whose value is structured (modes, coordinators, key callbacks) are parsed.
+`fingerprint`), and, through `shared`, consumers' steps are cached once, until `release()`.
+Nothing is exploded or parsed from JSON on the hot path: records come exploded from the file, and
+only the rare ops whose value is structured (modes, coordinators, key callbacks) are parsed.
 """
 from __future__ import annotations
 
@@ -88,8 +89,8 @@ class SparkTables:
         # row): its values' fingerprints, lowest and highest (they differ: two values were seen
         # there; null: none), and its last value's (by index); values_at() gives the values
         # themselves for the few offsets a check reports
-        seen = F.col("value").isNotNull()
-        last = F.when(seen, F.col("index"))
+        # (two values at one offset share a fingerprint with odds of 2**-64: one tells them apart)
+        last = F.when(F.col("value").isNotNull(), F.col("index"))
         self.offsets = self.kept(self.observations.withColumns({"h": fingerprint(1), "h2": fingerprint(2)})
                                  .groupBy("topic", "partition", "offset")
                                  .agg(F.min("h").alias("h_min"), F.max("h").alias("h_max"),
