@@ -128,7 +128,10 @@ def test_lagging_consumers_read_the_new_log_in_order(chaos):
 
 
 # a follower of orders/0 dies while the controller cannot reach orders/0's leader: the controller
-# drops the follower from the ISR at a new leader epoch, which every broker but the leader learns
+# drops the follower from the ISR at a new leader epoch, which every broker but the leader learns.
+# The leader must not drop it first (its own shrink bumps no epoch): it waits longer for a lagging
+# follower (8 s) than ZooKeeper does for a dead broker's session (4 s)
+BEHIND_LEADER_WAITS = {"replica.lag.time.max.ms": 8000}
 BEHIND = [{"at": 0.2, "fault": "stale-metadata", "target": f"leader-of:{TOPIC}/0", "window_s": 14.0},
           {"at": 0.3, "fault": "kill", "target": f"follower-of:{TOPIC}/0", "window_s": 6.0}]
 
@@ -142,7 +145,8 @@ def test_consumers_wait_for_a_leader_behind_their_metadata(chaos):
     and ask again; nothing is skipped, repeated or reordered meanwhile, in either profile. The
     ordered client on a KIP-320 broker must have been refused so (its `epoch-refused` ops); without
     KIP-320 nobody is (the broker checks no epoch)."""
-    result = _run(chaos, 30, checks=["poll-skip", "nonmonotonic-poll", "duplicate", "lost-write"])
+    result = _run(chaos, 30, checks=["poll-skip", "nonmonotonic-poll", "duplicate", "lost-write"],
+                  broker_config=BEHIND_LEADER_WAITS)
     chaos.expect(result, evidence={"poll-skip": {"steps": 50}})
     refused = Counter(op["value"]["error"] for op in _ops(result) if op.get("f") == "epoch-refused")
     if ordered_and_patched(result):
