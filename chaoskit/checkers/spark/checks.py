@@ -14,7 +14,7 @@ from chaoskit.checkers.catalog import NOT_MOVED, OUT_OF_ORDER
 from chaoskit.checkers.findings import Found, Row
 from chaoskit.checkers.local.tables import READONLY_MODES
 from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
-from chaoskit.checkers.spark.tables import SparkTables, fingerprint
+from chaoskit.checkers.spark.tables import SparkTables
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, process_of
 
 
@@ -119,8 +119,8 @@ def duplicate(t: SparkTables) -> Plan:
     last = t.offsets.filter(F.col("last_h").isNotNull())
     groups = last.groupBy(*fp).agg(F.count(F.lit(1)).alias("count"))
     twice = last.join(F.broadcast(groups.filter(F.col("count") > 1)), fp)
-    named = t.observations.select("topic", "partition", "offset", "value", fingerprint(1).alias("last_h"),
-                                  fingerprint(2).alias("last_h2"))
+    named = t.fingerprinted.select("topic", "partition", "offset", "value", F.col("h").alias("last_h"),
+                                   F.col("h2").alias("last_h2"))
     places = (named.join(F.broadcast(twice), ["topic", "partition", "offset", *fp])
               .groupBy("value").agg(F.collect_set(F.struct("topic", "partition", "offset")).alias("places"))
               .withColumn("count", F.size("places")))

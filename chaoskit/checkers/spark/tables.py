@@ -91,7 +91,9 @@ class SparkTables:
         # themselves for the few offsets a check reports
         # (two values at one offset share a fingerprint with odds of 2**-64: one tells them apart)
         last = F.when(F.col("value").isNotNull(), F.col("index"))
-        self.offsets = self.kept(self.observations.withColumns({"h": fingerprint(1), "h2": fingerprint(2)})
+        # the observations with their values' fingerprints: offsets aggregate them, duplicate names values by them
+        self.fingerprinted = self.observations.withColumns({"h": fingerprint(1), "h2": fingerprint(2)})
+        self.offsets = self.kept(self.fingerprinted
                                  .groupBy("topic", "partition", "offset")
                                  .agg(F.min("h").alias("h_min"), F.max("h").alias("h_max"),
                                       F.max_by("h", last).alias("last_h"), F.max_by("h2", last).alias("last_h2")))
