@@ -49,6 +49,7 @@ from chaoskit.client.group import GroupError, GroupMember
 from chaoskit.client.linear_hash import deletion_blockers, expansion_blocker
 from chaoskit.client.metadata import ClusterView, MetadataError
 from chaoskit.client.routing import ordered
+from chaoskit.client.tombstones import moved_tombstone
 from chaoskit.client.truncation import (EPOCH_VERSION, LogTruncationError, OffsetAndMetadata, OffsetOutOfRangeError,
                                         divergence)
 from chaoskit.protocol.errors import ErrorCode, error_name
@@ -108,6 +109,7 @@ class _Partition:
     reported_epoch: int = -1
     committed: int | None = None
     buffer: list[ConsumerRecord] = field(default_factory=list)  # fetched, not delivered yet, from the position on
+    skipped: set[int] = field(default_factory=set)  # buffered offsets read past, not delivered (§9 tombstones)
 
 
 class OrderedConsumer:
@@ -738,8 +740,11 @@ class OrderedConsumer:
                 if not buffered:
                     state.position = h.next_offset
                 continue
-            buffered.extend(ConsumerRecord(t, p, rec.offset, rec.key, rec.value, h.partition_leader_epoch,
-                                           rec.timestamp) for rec in decode_records(batch))
+            for rec in decode_records(batch):
+                if moved_tombstone(rec.value, rec.headers):  # KIP-253 §9: the key moved, it was not deleted
+                    state.skipped.add(rec.offset)
+                buffered.append(ConsumerRecord(t, p, rec.offset, rec.key, rec.value, h.partition_leader_epoch,
+                                               rec.timestamp))
         state.buffer = [r for r in buffered if r.offset >= state.position]
         return self._drain(state, room)
 
@@ -757,4 +762,7 @@ class OrderedConsumer:
             last = out[-1]
             state.position, state.last_epoch = last.offset + 1, last.leader_epoch
             state.max_epoch = max(state.max_epoch, max(r.leader_epoch for r in out))
+        if state.skipped:  # read past, so the position moves beyond them, but never delivered
+            out = [r for r in out if r.offset not in state.skipped]
+            state.skipped = {o for o in state.skipped if o >= state.position}
         return out

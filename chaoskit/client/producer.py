@@ -25,7 +25,7 @@ from kafka.protocol.producer import InitProducerIdRequest
 from chaoskit.client.events import EventHooks, history_key, history_value
 from chaoskit.client.metadata import ClusterView, MetadataError
 from chaoskit.client.routing import NoWritablePartition, Router, ordered
-from chaoskit.client.tombstones import CompactionTombstones
+from chaoskit.client.tombstones import MOVED_HEADER, CompactionTombstones
 from chaoskit.protocol.errors import ErrorCode, error_name, retriable
 from chaoskit.protocol.extensions import UNKNOWN_COUNT, ProduceRequest
 from chaoskit.protocol.mutations import CLIENT, checked
@@ -152,7 +152,7 @@ class OrderedProducer:
     def _send_unacked(self, topic: str, partition: int, key: bytes) -> None:
         info = self.view.topics[topic]
         D = ProduceRequest.TopicProduceData
-        part = D.PartitionProduceData(index=partition, records=build_batch([(key, None)]))
+        part = D.PartitionProduceData(index=partition, records=build_batch([(key, None, [(MOVED_HEADER, b"")])]))
         request = ProduceRequest(transactional_id=None, acks=0, timeout_ms=self.request_timeout_ms, mode_aware=True,
                                  topic_data=[D(name=topic, undeleted_partition_count=info.undeleted_partition_count,
                                                partition_data=[part])])

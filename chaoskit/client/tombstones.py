@@ -1,17 +1,26 @@
 """KIP-253 §9: tombstones for keys that moved to a new partition of a log-compacted topic.
 
 After an expansion a key K1 that linear hashing now sends to a new partition P1 left older values
-behind on P2, the partition P1 was split from (as of the expansion). Per the KIP, when P2's
-earliest offset is above `lowerOffsetThreshold` (the end of P2's leader epoch before P1 was
-created, from `leaderEpochAfterCreation` and OffsetsForLeaderEpoch), the producer also sends
-(K1, null) to P2 with acks=0, so compaction can drop K1 from P2.
+behind on P2, the partition P1 was split from (as of the expansion). The producer also sends
+(K1, null) to P2 with acks=0, so compaction drops K1's old values from P2: a reader restoring the
+topic from its start can then never bring back a value K1 had before it moved (after K1 was
+deleted on P1, say, and compaction removed both its value and its tombstone there).
 
-The KIP's conditions, as written: the topic's `enable.ordered.delivery` true, the key not null, the
-topic log compacted (its `cleanup.policy` has `compact`, read from DescribeConfigs with every
-metadata refresh: client/metadata.py), and initial_partition_count < undeleted_partition_count. The
-value is no condition, so a delete (K1, null) on P1 sends one too. As written, the tombstone goes only
-once P2's log start has passed the threshold (retention with compact,delete, or DeleteRecords):
-compaction alone never moves a log start (docs/conformance.md row 49).
+The KIP's conditions: the topic's `enable.ordered.delivery` true, the key not null, the topic log
+compacted (its `cleanup.policy` has `compact`, read from DescribeConfigs with every metadata
+refresh: client/metadata.py), and initial_partition_count < undeleted_partition_count. The value is
+no condition, so a delete (K1, null) on P1 sends one too.
+
+A deliberate difference (docs/conformance.md row 49): the KIP sends the tombstone when P2's earliest
+offset is *above* `lowerOffsetThreshold` (the last offset of P2's leader epoch before P1 was
+created, from `leaderEpochAfterCreation` and OffsetsForLeaderEpoch). Then the pre-expansion values
+it targets are already gone with the log start, and on a pure `compact` topic, whose log start
+never moves, it never goes at all, so a moved and deleted key is resurrected from P2. chaoskit
+sends it in the opposite case, while P2 still holds records at or below the threshold: exactly
+when there is an old value of K1 left to remove. Readers must not take it for a delete of K1
+(it may reach them after K1's new value on P1), so it carries the header `MOVED_HEADER`, which the
+KIP does not define, and the ordered consumer reads past it without delivering it. A stock reader
+sees a delete; a record of the same key on P1 written after it still stands.
 """
 from __future__ import annotations
 
@@ -26,6 +35,12 @@ from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.requests import EARLIEST, epoch_end, list_offset
 
 SendUnacked = Callable[[str, int, bytes], None]  # (topic, partition, key): a (key, null) record with acks=0
+MOVED_HEADER = "kip253.moved"  # marks a §9 tombstone: the key moved away, it was not deleted
+
+
+def moved_tombstone(value: bytes | None, headers: list[tuple[str, bytes | None]]) -> bool:
+    """Whether a record read is a §9 tombstone, which a reader skips rather than apply as a delete."""
+    return value is None and any(name == MOVED_HEADER for name, _ in headers)
 
 
 class CompactionTombstones:
@@ -45,8 +60,8 @@ class CompactionTombstones:
         old, threshold = found
         leader = info.partitions[old].leader
         earliest = list_offset(self.view.connection(leader), info.name, old, EARLIEST)
-        if earliest.error_code != ErrorCode.NONE or earliest.offset <= threshold:
-            return None
+        if earliest.error_code != ErrorCode.NONE or earliest.offset > threshold:
+            return None  # P2 no longer holds anything written before P1 existed: nothing to remove
         self.send_unacked(info.name, old, key)
         return old
 
@@ -66,3 +81,4 @@ class CompactionTombstones:
             # KIP-253: the *last offset* published under the old epoch (its end offset is one past it)
             self._thresholds[tp] = (old, end.end_offset - 1)
         return self._thresholds[tp]
+

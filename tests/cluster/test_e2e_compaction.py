@@ -2,7 +2,8 @@
 reader from the start gets each key's latest value at the offset it was written, deleted keys'
 tombstones stay for delete.retention.ms and then go, every replica cleans its own log to the same
 records, the log start does not move (retention.ms applies only with compact,delete), and a
-keyless record is refused with INVALID_RECORD."""
+keyless record is refused with INVALID_RECORD. KIP-253 §9 on a compacted topic: a moved and
+deleted key stays gone, and the ordered consumer reads past §9's tombstones."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -162,41 +163,87 @@ def restore(cluster: LocalCluster, topic: str, partitions: int) -> dict[int, lis
         consumer.close()
 
 
-def test_kip253_section9_as_written_on_a_compacted_topic(cluster: LocalCluster):
-    """KIP-253 §9 as written, end to end (docs/conformance.md row 49). Key K moves from P2=0 to P1=2
-    as 2 partitions grow to 3, and is then deleted. On a pure compact topic P2's log start never
-    moves, so the KIP's condition (earliest offset of P2 > lowerOffsetThreshold) never holds: no
-    tombstone goes, compaction removes K from P1, and K's pre-expansion value on P2 survives: a
-    restore read resurrects it. Once DeleteRecords moved P2's start past the threshold the tombstone
-    does go, but the old value went with the DeleteRecords already. The producer learns compaction
-    from the topic's cleanup.policy: a delete topic, the same steps, gets no tombstone."""
+def test_kip253_section9_tombstones_keep_a_moved_and_deleted_key_gone(cluster: LocalCluster):
+    """KIP-253 §9 with chaoskit's condition (docs/conformance.md row 49, a deliberate difference),
+    end to end. Key K moves from P2=0 to P1=2 as 2 partitions grow to 3, and is then deleted on P1.
+    Our producer sends §9's tombstone to P2 with each write of K on P1, as P2 still holds a record
+    from before P1 existed: compaction removes K's old value from P2, and once it has also removed
+    K's value and delete on P1, a restore read (every partition from the start) finds K nowhere. A
+    producer routing the same way without §9 (kafka-python told the partitions) leaves K's old
+    value on P2, and the restore read brings the deleted key back. The producer learns compaction
+    from the topic's cleanup.policy: a delete topic gets no tombstone; neither does a write once
+    DeleteRecords moved P2's start past the threshold (nothing from before the expansion is left)."""
     from chaoskit.client.linear_hash import linear_partition as lp
     from chaoskit.client.producer import OrderedProducer
 
     keys = [b"k%d" % i for i in range(1000)]
     moved = next(k for k in keys if lp(k, 2, 2) == 0 and lp(k, 2, 3) == 2)
-    filler = {p: [k for k in keys if k != moved and lp(k, 2, 3) == p][:30] for p in (0, 1, 2)}
+    filler = [k for k in keys if k != moved and lp(k, 2, 3) in (0, 2)][:60]  # rolls P2's and P1's segments
+    story = [(moved, b"old"), "expand", (moved, b"new"), (moved, None)] + [(k, b"filler") for k in filler]
     sent = {}
-    for topic, policy in (("section9", "compact"), ("section9-delete", "delete")):
+    for topic, policy, ours in (("section9", "compact", True), ("section9-stock", "compact", False),
+                                ("section9-delete", "delete", True)):
         create(cluster, topic, {"cleanup.policy": policy, "delete.retention.ms": "500"}, partitions=2)
         with OrderedProducer(cluster.bootstrap_servers) as producer, AdminClient(cluster.bootstrap_servers) as admin:
-            assert producer.send(topic, moved, b"old").partition == 0
-            admin.expand(topic, 3)
-            producer.view.refresh([topic])
-            assert producer.view.topics[topic].compacted == (policy == "compact")
-            assert producer.send(topic, moved, b"new").partition == 2
-            assert producer.send(topic, moved, None).partition == 2  # deleted after it moved
-            for p in (0, 2):  # roll both partitions' segments past K's records, so the cleaner reaches them
-                for k in filler[p]:
-                    producer.send(topic, k, b"filler")
-            assert producer.tombstones_sent == [], "P2's earliest offset is 0: the KIP's condition does not hold"
-            if policy == "compact":
-                wait_for(lambda: moved not in {k for k, _v in restore(cluster, topic, 3)[2]}, 30,
-                         "compaction removed K's value and tombstone from P1")
-                assert (moved, b"old") in restore(cluster, topic, 3)[0], "K, deleted, resurrected from P2"
-            assert admin.delete_records(topic, {0: -1})[0] > 0
-            producer.send(topic, moved, b"again")
+            stock = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=0)
+            count = 2
+            for step in story:
+                if step == "expand":
+                    admin.expand(topic, count := 3)
+                    producer.view.refresh([topic])
+                    stock.close()  # a new one, which knows the new partition
+                    stock = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=0)
+                    assert producer.view.topics[topic].compacted == (policy == "compact")
+                elif ours:
+                    assert producer.send(topic, *step).partition == lp(step[0], 2, count)
+                else:
+                    stock.send(topic, key=step[0], value=step[1], partition=lp(step[0], 2, count)).get(timeout=10)
+            stock.close()
             sent[topic] = producer.tombstones_sent
-    assert sent == {"section9": [("section9", 0, moved)], "section9-delete": []}
-    wait_for(lambda: restore(cluster, "section9", 3)[0] == [(moved, None)], 15,
-             "only §9's tombstone (sent with acks=0) left on P2")
+    # every write on P1 sends one (the filler's keys on P1 too: a producer cannot know they never were on P2)
+    assert [t for t in sent.pop("section9") if t[2] == moved] == [("section9", 0, moved)] * 2
+    assert sent == {"section9-stock": [], "section9-delete": []}
+
+    def holds_k(topic: str) -> list[tuple[int, bytes | None]]:
+        return [(p, v) for p, rs in restore(cluster, topic, 3).items() for k, v in rs if k == moved]
+    wait_for(lambda: holds_k("section9") == [], 30, "compaction removed K everywhere, its §9 tombstones too")
+    wait_for(lambda: holds_k("section9-stock") == [(0, b"old")], 30, "without §9 only K's old value is left")
+
+    with OrderedProducer(cluster.bootstrap_servers) as producer, AdminClient(cluster.bootstrap_servers) as admin:
+        assert admin.delete_records("section9", {0: -1})[0] > 0
+        producer.send("section9", moved, b"again")
+        assert producer.tombstones_sent == [], "P2 no longer holds anything from before the expansion"
+
+
+def test_the_ordered_consumer_reads_past_a_section9_tombstone(cluster: LocalCluster):
+    """A §9 tombstone on P2 is not a delete of K (it may come after K's new value on P1): our
+    consumer reads past it without delivering it, where a stock consumer delivers (K, null); a
+    delete the user sent is delivered to both."""
+    from chaoskit.client.linear_hash import linear_partition as lp
+    from chaoskit.client.producer import OrderedProducer
+
+    topic = "section9-read"
+    create(cluster, topic, {"cleanup.policy": "compact"}, partitions=2)
+    keys = [b"k%d" % i for i in range(1000)]
+    moved = next(k for k in keys if lp(k, 2, 2) == 0 and lp(k, 2, 3) == 2)
+    deleted = next(k for k in keys if lp(k, 2, 3) == 0)
+    with OrderedProducer(cluster.bootstrap_servers) as producer, AdminClient(cluster.bootstrap_servers) as admin:
+        producer.send(topic, moved, b"old")
+        admin.expand(topic, 3)
+        producer.view.refresh([topic])
+        producer.send(topic, moved, b"new")
+        producer.send(topic, deleted, None)
+        assert producer.tombstones_sent == [(topic, 0, moved)]
+    want = {(0, moved, b"old"), (0, moved, None), (0, deleted, None), (2, moved, b"new")}
+    wait_for(lambda: {(p, k, v) for p, rs in restore(cluster, topic, 3).items() for k, v in rs} == want, 10,
+             "a stock reader gets the §9 tombstone (sent with acks=0) as a delete")
+
+    consumer = OrderedConsumer(cluster.bootstrap_servers, group_id="reader-section9", heartbeat_interval_ms=200)
+    try:
+        consumer.subscribe([topic])
+        got: list[tuple[int, bytes | None, bytes | None]] = []
+        wait_for(lambda: got.extend((r.partition, r.key, r.value) for r in consumer.poll(200))
+                 or [consumer.position((topic, p)) for p in (0, 2)] == [3, 1], 20, f"{topic}: our consumer read to the end")
+    finally:
+        consumer.close()
+    assert sorted(got, key=repr) == sorted([(0, moved, b"old"), (0, deleted, None), (2, moved, b"new")], key=repr)
