@@ -68,7 +68,7 @@ class ReplicaManager:
                 p.high_watermark = max(p.log_start_offset, min(saved.get((p.topic, p.index), 0), p.log_end_offset))
 
     def _open(self, topic: str, index: int) -> Partition:
-        plog = PartitionLog(self.log_dir / f"{topic}-{index}", self.config.log_segment_bytes, fsync=False)
+        plog = PartitionLog(self.log_dir / f"{topic}-{index}", self._segment_bytes(topic), fsync=False)
         for damage in plog.damage:
             log.error("%s-%d: recovered a corrupt log: %s at byte %d (%s); %d bytes dropped",
                       topic, index, damage.file, damage.position, damage.reason, damage.dropped_bytes)
@@ -172,6 +172,9 @@ class ReplicaManager:
         try:
             self.topic_configs.update(await asyncio.to_thread(self.zk.topic_configs, missing))
             self._configs_pending.clear()
+            for (topic, _index), p in self.partitions.items():  # logs opened before their topic's config came
+                if topic in missing:
+                    p.log.segment_bytes = self._segment_bytes(topic)
         except (ZkUnavailable, ZkDataError) as e:
             log.warning("topic configs of %s unavailable (%s); broker defaults until ZooKeeper answers", missing, e)
 
@@ -292,7 +295,7 @@ class ReplicaManager:
         if not self._due("retention", now_ms, self.config.log_retention_check_interval_ms):
             return
         for topic, index, p in self._partitions_with_policy("delete"):
-            retention_ms = self._topic_ms(topic, "retention.ms", self.config.log_retention_ms)
+            retention_ms = self._topic_int(topic, "retention.ms", self.config.log_retention_ms)
             if p.apply_retention(now_ms, retention_ms):
                 log.info("%s-%d: retention.ms %d: log start now %d", topic, index, retention_ms, p.log_start_offset)
 
@@ -304,8 +307,8 @@ class ReplicaManager:
         if not self._due("cleaner", now_ms, self.config.log_cleaner_backoff_ms):
             return
         for topic, index, p in self._partitions_with_policy("compact"):
-            delete_retention = self._topic_ms(topic, "delete.retention.ms", self.config.log_cleaner_delete_retention_ms)
-            lag = self._topic_ms(topic, "min.compaction.lag.ms", self.config.log_cleaner_min_compaction_lag_ms)
+            delete_retention = self._topic_int(topic, "delete.retention.ms", self.config.log_cleaner_delete_retention_ms)
+            lag = self._topic_int(topic, "min.compaction.lag.ms", self.config.log_cleaner_min_compaction_lag_ms)
             if p.apply_compaction(now_ms, delete_retention, lag):
                 log.info("%s-%d: compacted below %d", topic, index, p.high_watermark)
 
@@ -321,7 +324,11 @@ class ReplicaManager:
     def cleanup_policy(self, topic: str) -> frozenset[str]:
         return cleanup_policy(self.topic_configs.get(topic, {}), self.config.log_cleanup_policy)
 
-    def _topic_ms(self, topic: str, key: str, default: int) -> int:
+    def _segment_bytes(self, topic: str) -> int:
+        """The topic's segment.bytes, else the broker's log.segment.bytes: when a log rolls."""
+        return self._topic_int(topic, "segment.bytes", self.config.log_segment_bytes)
+
+    def _topic_int(self, topic: str, key: str, default: int) -> int:
         configured = self.topic_configs.get(topic, {}).get(key)
         return int(configured) if configured is not None else default
 

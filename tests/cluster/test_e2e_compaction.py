@@ -143,6 +143,18 @@ def test_retention_ms_applies_with_compact_delete_and_not_with_compact_alone(clu
     assert earliest(cluster, "compact-only") == 0
 
 
+def test_a_topics_segment_bytes_overrides_the_brokers(cluster: LocalCluster):
+    """segment.bytes set on a topic decides when its logs roll (the brokers here roll at 1 KiB)."""
+    create(cluster, "big-segments", {"segment.bytes": str(1 << 20)})
+    create(cluster, "broker-segments", {})
+    for topic in ("big-segments", "broker-segments"):
+        write(cluster, topic)
+
+    def segments(topic: str) -> list[int]:
+        return [len(list((b.data_dir / f"{topic}-0").glob("*.log"))) for b in cluster.brokers.values()]
+    assert segments("big-segments") == [1, 1] and min(segments("broker-segments")) > 1
+
+
 def restore(cluster: LocalCluster, topic: str, partitions: int) -> dict[int, list[tuple[bytes, bytes | None]]]:
     """A restore read: every partition from its start, as a fresh reader rebuilding a table would."""
     tps = [TopicPartition(topic, p) for p in range(partitions)]
