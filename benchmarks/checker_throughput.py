@@ -139,7 +139,7 @@ class _Streamed(History):
     def __init__(self, stream: Any) -> None:
         super().__init__([])
         self._stream = stream
-        self._kinds = {"send", "poll", "partition-mode", "coordinator"}  # the generator writes each kind
+        self._kinds = {"send", "poll", "partition-mode", "coordinator", "restore"}  # the generator writes each kind
 
     @property
     def ops(self) -> Any:  # type: ignore[override]

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 
 # key-order's reasons (the %d are the two deliveries' partitions), the same text from both engines
 OUT_OF_ORDER = "the second was delivered first"
+# moved-value-kept: a key's writes on its new partition count as chances for §9's tombstone (sent
+# with acks=0 right after each) once compaction passed its old partition this long after them, and
+# a key is judged with at least this many (one tombstone can be lost with its acks=0 send)
+MOVED_MARGIN_NS = 2_000_000_000
+MOVED_CHANCES = 2
 NOT_MOVED = "no key-revoked(p%d) then key-assigned(p%d) between the deliveries"
 
 
@@ -93,6 +98,15 @@ KAFKA_CHECKS: tuple[Check, ...] = (
            "offset {offset} although the partition was {mode} since op {mode_index}",
            ("displaced_sends", "no send was invoked for a key last written to a partition then ReadOnly or "
             "None"), "send", "partition-mode"),
+    _kafka("moved-value-kept", "a key's value from before it moved to another partition was still on its old "
+           "partition when the topic was read back from its start, though the key had been written on the new "
+           "one long enough before compaction passed the old one (KIP-253 §9's tombstone removes it): a reader "
+           "restoring the topic can bring it back, and once the key is deleted it does", "Compaction (KIP-253 §9)",
+           "key {key}: {value} (process {process}, op {index}) was still at {topic}/{partition} offset {offset} "
+           "when the topic was read back, though the key had moved to p{moved_to} and been written there "
+           "{writes} times at least " + str(MOVED_MARGIN_NS // 10**9) + " s before compaction passed p{partition}",
+           ("moved_keys", "no key moved to another partition long enough before compaction passed its old one "
+            "(it needs a compacted topic that grows, read back after the run)"), "send", "restore"),
     _kafka("coordinator-split", "one consumer group was served by two coordinator partitions (KAFKA-20029 "
            "guardrail)", "Coordinator (KAFKA-20029)",
            "group {group} was served by coordinator partitions {partitions}",

@@ -732,6 +732,7 @@ class OrderedConsumer:
     def _deliver(self, t: str, p: int, state: _Partition, data: bytes, room: int) -> list[ConsumerRecord]:
         """Buffer the fetched records from the position on; deliver up to `room` of them."""
         buffered: list[ConsumerRecord] = []
+        skipped: set[int] = set()  # replaces the last fetch's: a truncation may have put other records there
         for _pos, batch in iter_batches(data, validate_each=False):
             h = header(batch)
             if h.next_offset <= state.position:
@@ -742,10 +743,11 @@ class OrderedConsumer:
                 continue
             for rec in decode_records(batch):
                 if moved_tombstone(rec.value, rec.headers):  # KIP-253 §9: the key moved, it was not deleted
-                    state.skipped.add(rec.offset)
+                    skipped.add(rec.offset)
                 buffered.append(ConsumerRecord(t, p, rec.offset, rec.key, rec.value, h.partition_leader_epoch,
                                                rec.timestamp))
         state.buffer = [r for r in buffered if r.offset >= state.position]
+        state.skipped = skipped
         return self._drain(state, room)
 
     @staticmethod

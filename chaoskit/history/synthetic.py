@@ -9,8 +9,11 @@ each partition is a log, consumers own partitions and poll them in offset order,
 callbacks and a coordinator observation per consumer are recorded, nemesis windows come and go
 (send latency grows inside them), now and then a key moves to another partition as KIP-253 moves
 it (its old partition drained, key-revoked, then key-assigned, then the new partition takes its
-sends), and at the end every consumer drains and the last partition turns ReadOnly. A clean
-history breaks no check. Each plant adds one anomaly the way a broken cluster or client would,
+sends), and at the end every consumer drains, the last partition turns ReadOnly, a key moves
+once more and, after a pause, compaction shows on its old partition, and the topic is read back
+from its start (`restore` ops: each key's latest record in the partition it was last written to,
+as KIP-253 §9's tombstones and compaction leave the log, and each partition's last record). A
+clean history breaks no check. Each plant adds one anomaly the way a broken cluster or client would,
 on keys of its own so it cannot trip another check by accident:
 
 * lost-write: a consumer is re-assigned past an acknowledged record (it is never read, a later one is);
@@ -27,6 +30,7 @@ on keys of its own so it cannot trip another check by accident:
 * key-callbacks: a key moves to another partition and is delivered in order, but once with no
   key callbacks between the deliveries and once with key-assigned before key-revoked (two key-order);
 * write-to-readonly: a send acknowledged after its partition became ReadOnly;
+* moved-value-kept: a key that moved at the end keeps its last old value in the restore read;
 * coordinator-split: a consumer finds its group on a second coordinator partition.
 
 `ops()` yields the same history lazily (constant memory for benchmark-sized histories).
@@ -41,13 +45,14 @@ from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op
 
 KINDS = ("lost-write", "unseen", "duplicate", "inconsistent-offsets", "poll-skip", "nonmonotonic-poll",
          "nonmonotonic-send", "key-order", "key-callbacks", "truncation-undetected", "write-to-readonly",
-         "coordinator-split")
+         "moved-value-kept", "coordinator-split")
 # what each plant makes the checks find (every other check: nothing)
 FINDS: dict[str, dict[str, int]] = {k: {k: 1} for k in KINDS}
 # going on past a truncation also skips the record that replaced the one read: lost for that consumer
 FINDS["truncation-undetected"] = {"truncation-undetected": 1, "inconsistent-offsets": 1, "lost-write": 1}
 FINDS["key-callbacks"] = {"key-order": 2}
-_AT_END = ("write-to-readonly", "unseen")
+_AT_END = ("write-to-readonly", "unseen", "moved-value-kept")
+COMPACTION_PAUSE_NS = 3_000_000_000  # the cleaner trails the writes: longer than moved-value-kept's margin
 TOPIC, GROUP = "orders", "chaoskit-synthetic"
 
 
@@ -107,6 +112,8 @@ class _Sim:
         self.producers = list(range(producers))
         self.consumers = list(range(producers, producers + consumers))
         self.logs: list[list[tuple[Any, list[Any]]]] = [[] for _ in range(partitions)]  # (key, value) by offset
+        self.last_partition: dict[Any, int] = {}  # the partition each key was last written to
+        self.kept_old: set[Any] = set()  # keys whose old values the restore read still finds (the plant)
         self.epochs = [0] * partitions
         self.owner = {p: self.consumers[p % consumers] for p in range(partitions)}
         self.home = {f"k{k}": k % partitions for k in range(keys)}  # where each key's sends go now
@@ -156,6 +163,7 @@ class _Sim:
         offset = len(self.logs[p])
         for _ in range(copies):
             self.logs[p].append((op["key"], op["value"]))
+        self.last_partition[op["key"]] = p
         return offset
 
     def complete(self, op: Op, p: int | None, offset: int | None, status: str = "ok") -> None:
@@ -265,8 +273,42 @@ class _Sim:
             self.home[key] = 0
             self.send(self.producers[0], key, 0)
             self.drain(self.owner[0])
+        self.compaction(keep_old="moved-value-kept" in at_end)
         for kind in at_end:
-            getattr(self, "plant_" + kind.replace("-", "_"))()
+            if kind != "moved-value-kept":
+                getattr(self, "plant_" + kind.replace("-", "_"))()
+        self.restore()
+
+    def compaction(self, keep_old: bool) -> None:
+        """A key moves from partition 1 to 2 (KIP-253's move, done right) and is written there twice;
+        after a pause two records of one key on partition 1 show the cleaner passed it after the
+        move. With `keep_old`, a second moved key whose old value the restore read still finds."""
+        old, new = 1, 2
+        for kind in ("moved", "kept")[:1 + keep_old]:
+            key = self.fresh_key(kind)
+            self.send(self.producers[0], key, old)
+            self.drain(self.owner[old])
+            self.key_callback(KEY_REVOKED, old)
+            self.key_callback(KEY_ASSIGNED, new)
+            for _ in range(2):
+                self.send(self.producers[0], key, new)
+            self.drain(self.owner[new])
+            if kind == "kept":
+                self.kept_old.add(key)
+        self.t += COMPACTION_PAUSE_NS
+        filler = self.fresh_key("superseded")
+        for _ in range(2):
+            self.send(self.producers[0], filler, old)
+        self.drain(self.owner[old])
+
+    def restore(self) -> None:
+        """The topic read back from its start: what compaction and §9's tombstones leave."""
+        for p, log in enumerate(self.logs):
+            latest = {k: o for o, (k, _v) in enumerate(log)}
+            keep = {o for k, o in latest.items() if self.last_partition.get(k) == p or k in self.kept_old}
+            for o in sorted(keep | ({len(log) - 1} if log else set())):
+                self.emit({"process": "restore", "type": "ok", "f": "restore", "topic": TOPIC, "partition": p,
+                           "offset": o, "key": log[o][0], "value": log[o][1]})
 
     # --- plants --------------------------------------------------------------------------------
     def _other(self, c: int) -> int:

@@ -7,6 +7,7 @@
     play         the workload and the fault schedule at once, for `duration_s`
     heal         the schedule's end: every fault healed
     drain        consumers read until every acknowledged write was delivered (or a timeout)
+    restore      each compacted topic read back from its start, as a restore would (run/restore.py)
     analyze      the cluster stopped, the checks over the history
 
 Each phase that starts something is a context manager that ends it on the way out, in reverse
@@ -83,6 +84,7 @@ def run(test: ChaosTest, progress: bool = False, keep: bool = False) -> RunResul
             play(parts)
             heal(parts)
             drain(parts)
+            restore(parts)
     except Exception as e:  # noqa: BLE001 -- a broken run still gets its history checked and reported
         log.exception("run %s broke", parts.live.run_id)
         error = f"{type(e).__name__}: {e}"
@@ -231,6 +233,17 @@ def drain(parts: Parts) -> None:
     """Consumers read until every acknowledged write was delivered, or the drain's timeout."""
     assert parts.pool is not None
     parts.stats["drained"] = parts.pool.drain(parts.test.drain_timeout_s)
+
+
+def restore(parts: Parts) -> None:
+    """Each compacted topic read from its start to its end, what compaction left recorded as ops."""
+    from chaoskit.protocol.topics import compacted
+    from chaoskit.run.restore import restore_read
+
+    default = str(parts.test.broker_config.get("log.cleanup.policy", "delete"))
+    topics = [t.name for t in parts.test.topics if compacted(t.config, default)]
+    if topics:
+        parts.stats["restored"] = restore_read(parts.live.cluster.bootstrap_servers, topics, parts.live.record)
 
 
 def analyze(parts: Parts) -> Verdict:

@@ -31,6 +31,9 @@ class Guarantee:
 GUARANTEES: dict[str, Guarantee] = {g.name: g for g in (
     Guarantee("kip253-key-order", "KIP-253", "a producer's records of one key are delivered in order while "
               "partitions are added and deleted", CLIENT_SIDE, ("kip253_expansion", "kip253_deletion")),
+    Guarantee("kip253-compaction", "KIP-253", "a key that moves to a new partition of a compacted topic leaves "
+              "none of its old values on the partition it left once compaction has passed it (§9's tombstones)",
+              CLIENT_SIDE, ("kip253_compaction",)),
     Guarantee("kip320-truncation-detection", "KIP-320", "a consumer that read records a truncation replaced goes "
               "back to the divergence offset (or says so), never on past them", CLIENT_SIDE, ("kip320_truncation",)),
     Guarantee("kip694-mode-awareness", "KIP-694", "nothing acknowledged is lost and nothing written to a ReadOnly "

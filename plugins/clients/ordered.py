@@ -31,7 +31,8 @@ RECORDED = {"on_partitions_revoked", "on_partitions_assigned", "on_partition_key
 class OrderedClient(ClientBase):
     name = "ordered"
     library = "chaoskit"
-    claims = frozenset({"kip253-key-order", "kip320-truncation-detection", "kip694-mode-awareness"})
+    claims = frozenset({"kip253-key-order", "kip253-compaction", "kip320-truncation-detection",
+                        "kip694-mode-awareness"})
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

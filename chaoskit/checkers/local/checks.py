@@ -10,7 +10,7 @@ import bisect
 from collections import defaultdict
 from typing import Any, Callable
 
-from chaoskit.checkers.catalog import NOT_MOVED, OUT_OF_ORDER
+from chaoskit.checkers.catalog import MOVED_CHANCES, MOVED_MARGIN_NS, NOT_MOVED, OUT_OF_ORDER
 from chaoskit.checkers.findings import Found, Row
 from chaoskit.checkers.local.tables import READONLY_MODES, Delivery, Send, Tables
 from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
@@ -300,6 +300,41 @@ def write_to_readonly(t: Tables) -> Found:
         if s.status == "ok" and s.partition is not None and s.key is not None:
             last_home[(s.topic, s.key)] = s.partition
     return _found(rows, lambda r: r["index"], displaced_sends=displaced)
+
+
+def moved_value_kept(t: Tables) -> Found:
+    # each key's last write on a partition (its highest offset there) that the key then left: judged
+    # once compaction passed that partition MOVED_MARGIN_NS after at least MOVED_CHANCES of the key's
+    # writes elsewhere (each sent §9's tombstone), shown by an acknowledged record the restore read
+    # no longer found below one it did; kept: the restore read still found it
+    top = {tp: max(offsets) for tp, offsets in t.restored.items() if offsets}
+    acked = [s for s in t.acked() if s.key is not None and s.invoke_ns is not None and s.done_ns is not None]
+    passed: dict[tuple[Any, int], int] = {}  # (topic, partition) -> when compaction last showed there
+    for s in acked:
+        tp = (s.topic, s.partition)
+        if tp in top and s.offset < top[tp] and s.offset not in t.restored[tp]:
+            passed[tp] = max(passed.get(tp, s.invoke_ns), s.invoke_ns)
+    by_key: dict[tuple[Any, Any], list[Send]] = defaultdict(list)
+    for s in acked:
+        by_key[(s.topic, s.key)].append(s)
+    rows, judged = [], 0
+    for (topic, _key), sends in by_key.items():
+        last: dict[int, Send] = {}
+        for s in sends:
+            if s.partition not in last or s.offset > last[s.partition].offset:  # type: ignore[operator]
+                last[s.partition] = s  # type: ignore[index]
+        for old_p, old in last.items():
+            until = passed.get((topic, old_p))
+            later = [] if until is None else [
+                s for s in sends if s.partition != old_p and s.index > old.done_index  # type: ignore[operator]
+                and s.done_ns + MOVED_MARGIN_NS <= until]  # type: ignore[operator]
+            if len(later) < MOVED_CHANCES:
+                continue
+            judged += 1
+            if old.offset in t.restored[(topic, old_p)]:
+                first = min(later, key=lambda s: s.index)
+                rows.append(_send_row(old, moved_to=first.partition, writes=len(later)))
+    return _found(rows, lambda r: r["index"], moved_keys=judged)
 
 
 def coordinator_split(t: Tables) -> Found:

@@ -29,6 +29,8 @@ class Send:
     offset: int | None = None
     done_index: int | None = None
     group: int | None = None  # its completion's Jepsen op (jepsen_op), else the completion's index
+    invoke_ns: int | None = None  # the invoke's time_ns
+    done_ns: int | None = None  # the completion's time_ns
 
 
 @dataclass
@@ -64,6 +66,8 @@ class Tables:
     truncations: list[tuple[Any, Any, int, int, int]] = field(default_factory=list)  # process, t, p, offset, index
     modes: list[tuple[Any, int, int, str]] = field(default_factory=list)  # topic, partition, index, mode
     coordinators: list[tuple[str, int, int]] = field(default_factory=list)  # group, partition, index
+    # (topic, partition) -> the offsets a restore read found there (run/restore.py)
+    restored: dict[tuple[Any, int], set[int]] = field(default_factory=dict)
     # (topic, partition) -> indices (ascending) of the key callbacks naming it
     key_revoked: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
     key_assigned: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
@@ -120,14 +124,14 @@ def build(ops: Iterable[Op]) -> Tables:
         if f == "send":
             k = (op.get("process"), value_text(op.get("value")))
             if kind == "invoke":
-                send = Send(k[0], k[1], op.get("key"), op.get("topic") or "", idx)
+                send = Send(k[0], k[1], op.get("key"), op.get("topic") or "", idx, invoke_ns=op.get("time_ns"))
                 pending[k] = send
                 t.sends.append(send)
             elif k in pending and pending[k].status is None:
                 s = pending[k]
                 s.status, s.partition, s.offset, s.done_index = kind, named(s.topic, op.get("partition")), \
                     op.get("offset"), idx
-                s.group = group_of(op)
+                s.group, s.done_ns = group_of(op), op.get("time_ns")
         elif f == "poll" and kind == "ok":
             topic = op.get("topic") or ""
             for pos, (p, o, key, v, _epoch) in enumerate(poll_records(op)):
@@ -151,6 +155,9 @@ def build(ops: Iterable[Op]) -> Tables:
             for tp in op["value"]:
                 if isinstance(tp, list) and len(tp) == 2 and isinstance(tp[1], int):
                     into.setdefault((tp[0], named(tp[0], tp[1])), []).append(idx)
+        elif f == "restore" and kind == "ok" and op.get("offset") is not None:
+            topic = op.get("topic") or ""
+            t.restored.setdefault((topic, named(topic, op.get("partition"))), set()).add(op["offset"])
         elif f == "coordinator" and kind == "ok" and isinstance(op.get("value"), dict):
             v = op["value"]
             if v.get("group") is not None and v.get("partition") is not None:

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from chaoskit.checkers.catalog import NOT_MOVED, OUT_OF_ORDER
+from chaoskit.checkers.catalog import MOVED_CHANCES, MOVED_MARGIN_NS, NOT_MOVED, OUT_OF_ORDER
 from chaoskit.checkers.findings import Found, Row
 from chaoskit.checkers.local.tables import READONLY_MODES
 from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
@@ -316,6 +316,39 @@ def write_to_readonly(t: SparkTables) -> Plan:
              .filter(F.col("partition").isNotNull()))
     displaced = _mode_at(t, homed, ["topic", "key", "index"]).filter(F.col("m.mode").isin(*READONLY_MODES))
     return _found(df, ["index"], displaced_sends=_one_count(displaced))
+
+
+def moved_value_kept(t: SparkTables) -> Plan:
+    F = t.F
+    keys = ["process", "value"]
+    restored = t.ops.filter((F.col("f") == "restore") & (F.col("type") == "ok") & F.col("offset").isNotNull()) \
+        .select("topic", "partition", "offset")
+    sends = t.ops.filter(F.col("f") == "send")
+    invoked = sends.filter(F.col("type") == "invoke").groupBy(*keys).agg(F.min("time_ns").alias("invoke_ns"))
+    done = sends.filter(F.col("type") != "invoke").groupBy(*keys).agg(F.min_by("time_ns", "index").alias("done_ns"))
+    acked = (t.acked.filter(F.col("key").isNotNull())
+             .select(*keys, "key", "topic", "partition", "offset", "index", "done_index")
+             .join(invoked, keys).join(done, keys)
+             .filter(F.col("invoke_ns").isNotNull() & F.col("done_ns").isNotNull()))
+    tp = ["topic", "partition"]
+    top = restored.groupBy(*tp).agg(F.max("offset").alias("top"))
+    # when compaction last showed on each partition: an acknowledged record below the restore read's
+    # last offset there that it no longer found (local/checks.py)
+    passed = (acked.join(top, tp).filter(F.col("offset") < F.col("top"))
+              .join(restored, [*tp, "offset"], "left_anti").groupBy(*tp).agg(F.max("invoke_ns").alias("until")))
+    last = (acked.groupBy("topic", "key", "partition")
+            .agg(F.max_by(F.struct("process", "value", "offset", "index", "done_index"), "offset").alias("old"))
+            .select("topic", "key", "partition", "old.*").join(passed, tp))
+    later = acked.select("topic", "key", F.col("partition").alias("to"), F.col("index").alias("at"),
+                         F.col("done_ns").alias("to_done_ns"))
+    judged = (last.join(later, ["topic", "key"])
+              .filter((F.col("to") != F.col("partition")) & (F.col("at") > F.col("done_index"))
+                      & (F.col("to_done_ns") + MOVED_MARGIN_NS <= F.col("until")))
+              .groupBy("process", "key", "value", "topic", "partition", "offset", "index")
+              .agg(F.min_by("to", "at").alias("moved_to"), F.count(F.lit(1)).alias("writes"))
+              .filter(F.col("writes") >= MOVED_CHANCES))
+    kept = judged.join(restored, [*tp, "offset"], "left_semi")
+    return _found(kept, ["index"], moved_keys=_one_count(judged))
 
 
 def coordinator_split(t: SparkTables) -> Plan:

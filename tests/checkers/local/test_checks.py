@@ -222,3 +222,45 @@ def test_a_step_back_over_offsets_nobody_replaced_is_still_nonmonotonic():
                          poll(0, 10, (0, 3, "b", 1, 3)))  # then offset 3 again: nothing replaced there
     r = result(ops, "nonmonotonic-poll")
     assert r.counts["anomalies"] == 1 and (r.witnesses[0]["from_offset"], r.witnesses[0]["to_offset"]) == (3, 3)
+
+
+# --- moved-value-kept (KIP-253 §9), judged by what a restore read found in the log ---------------
+def moved_then_restored(restored: set[int], topic: str = T, op_s: float = 1.0) -> list[dict]:
+    """Key k written at p0 offset 0, then (it moved) three times at p2; key f five times more at p0,
+    offsets 1..5; a restore read then finds `restored` of p0's offsets (and p2's last). One op each
+    `op_s`: at 1 s, k's writes at p2 complete at 3, 5 and 7 s, f's sends are invoked at 8..16 s."""
+    ops = send(0, 0, "k", 0, 0, 0) + [op for n in range(3) for op in send(2 + 2 * n, 0, "k", 1 + n, 2, n)]
+    ops += [op for n in range(5) for op in send(8 + 2 * n, 1, "f", n, 0, 1 + n)]
+    ops += [{"index": 18 + n, "process": "restore", "type": "ok", "f": "restore", "topic": T, "partition": p,
+             "offset": o, "key": "k" if p == 2 or o == 0 else "f", "value": None}
+            for n, (p, o) in enumerate([(0, o) for o in sorted(restored)] + [(2, 2)])]
+    return [{**op, "topic": topic, "time_ns": int(op["index"] * op_s * 1e9)} for op in ops]
+
+
+MOVED_CASES = {  # (restored offsets of p0, seconds an op) -> (anomalies, judged keys)
+    "kept": ({0, 5}, 1.0, 1, 1),  # f's 1..4 compacted (the last invoked at 14 s): k's old value should have gone
+    "removed": ({5}, 1.0, 0, 1),
+    "no compaction seen": ({0, 1, 2, 3, 4, 5}, 1.0, 0, 0),
+    # only f's offset 1 (invoked at 4 s) went: one write of k (done at 1.5 s) 2 s before it, not two
+    "one chance": ({0, 2, 3, 4, 5}, 0.5, 0, 0),
+    "two chances": ({0, 2, 3, 4, 5}, 1.0, 1, 1),  # the same at 1 s an op: writes done at 3 and 5 s, before 8 s
+}
+
+
+@pytest.mark.parametrize("case", MOVED_CASES)
+def test_moved_value_kept_fires_on_an_old_value_compaction_left(case):
+    restored, op_s, anomalies, judged = MOVED_CASES[case]
+    r = result(moved_then_restored(restored, op_s=op_s), "moved-value-kept")
+    assert (r.counts["anomalies"], r.counts["moved_keys"]) == (anomalies, judged)
+    assert r.valid == (False if anomalies else True if judged else "unknown")
+    if anomalies:
+        w = r.witnesses[0]
+        assert (w["key"], w["partition"], w["offset"], w["moved_to"]) == ("k", 0, 0, 2)
+        assert w["writes"] == (3 if case == "kept" else 2)
+        assert "still at t/0 offset 0" in w["explanation"]
+
+
+def test_moved_value_kept_needs_a_restore_read():
+    ops = [op for op in moved_then_restored({0, 5}) if op["f"] != "restore"]
+    r = result(ops, "moved-value-kept")
+    assert r.valid == "unknown"

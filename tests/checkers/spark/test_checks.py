@@ -80,3 +80,20 @@ def test_spark_and_local_agree_on_truncations_judged_by_behaviour(spark):
         assert run_checks(ops, names, engine="spark").to_json() == run_checks(ops, names, engine="local").to_json(), case
     went_on = run_checks(cases["went on"], names, engine="spark").results["truncation-undetected"]
     assert went_on.counts == {"anomalies": 2, "replaced_reads": 2}
+
+
+def test_spark_and_local_agree_on_moved_values_left_by_compaction(spark):
+    from ..local.test_checks import MOVED_CASES, moved_then_restored
+
+    ops = []
+    for n, (restored, op_s, _anomalies, _judged) in enumerate(MOVED_CASES.values()):
+        for op in moved_then_restored(restored, f"t{n}", op_s):  # each case its own topic and keys
+            v = op.get("value")
+            ops.append({**op, "index": 100 * n + op["index"], "time_ns": op["time_ns"] + n * 10**12,
+                        "key": f"{op['key']}{n}", "value": [v[0], f"{v[1]}{n}", v[2]] if v else v})
+    names = ["moved-value-kept"]
+    on_spark = run_checks(ops, names, engine="spark")
+    assert on_spark.to_json() == run_checks(ops, names, engine="local").to_json()
+    r = on_spark.results["moved-value-kept"]
+    assert (r.counts["anomalies"], r.counts["moved_keys"]) == \
+        (sum(c[2] for c in MOVED_CASES.values()), sum(c[3] for c in MOVED_CASES.values()))
