@@ -2,7 +2,8 @@
 records to the new leader's log (found through OffsetsForLeaderEpoch); a stock kafka-python consumer
 that read the lost records goes back to the divergence and reads what replaced them (KIP-320 on) or
 reads on past them (off); a fetch at a stale leader epoch is fenced with FENCED_LEADER_EPOCH when
-fencing is on and served when it is off."""
+fencing is on and served when it is off; the leader's and a follower's answers to each epoch a
+Fetch or ListOffsets may name."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -208,3 +209,45 @@ def test_fetch_at_a_stale_leader_epoch(make_cluster: Callable[..., LocalCluster]
         assert stale.error_code == ErrorCode.FENCED_LEADER_EPOCH and not values_in(stale.records)
     else:
         assert stale.error_code == ErrorCode.NONE and values_in(stale.records) == [b"at epoch 0", b"at epoch 2"]
+
+
+def test_epoch_checks_at_the_leader_and_at_a_follower(make_cluster: Callable[..., LocalCluster]):
+    """KIP-320's checks of a request's current_leader_epoch on a real cluster, after a failover (the
+    leader at epoch e >= 1): at the leader, Fetch and ListOffsets at e - 1 are FENCED_LEADER_EPOCH,
+    at e + 1 UNKNOWN_LEADER_EPOCH, at e or -1 (no epoch) served, as is a Fetch in a version before
+    the field (v8); ListOffsets answers the epoch of the offset it returns. At a follower the epoch
+    errors come before NOT_LEADER_OR_FOLLOWER, as Kafka checks them (docs/conformance.md rows 53-55,
+    68, 69)."""
+    cluster = make_cluster(brokers=2, controllers=1)
+    topic = "epochs"
+    create(cluster, topic, {0: [1, 2]}, {})
+    send(cluster, topic, [b"at epoch 0"])
+    first, second = cluster.broker(1), cluster.broker(2)
+    first.stop()  # broker 2 leads at a new epoch; broker 1 comes back as its follower
+    wait_for(lambda: cluster.partition_state(topic, 0).leader == 2, 30, "broker 2 leading", second.log_path)
+    first.start(clean=False)
+    wait_for(lambda: 1 in cluster.partition_state(topic, 0).isr, 30, "broker 1 back in the ISR", first.log_path)
+    e = cluster.partition_state(topic, 0).leader_epoch
+    assert e >= 1
+    cluster.wait_for_metadata(second, 30)
+    send(cluster, topic, [b"at epoch e"])
+
+    F, U, NONE = ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.NONE
+    with WireClient(*second.address, timeout=10) as leader:
+        fetched = {epoch: requests.fetch(leader, topic, 0, 0, current_leader_epoch=epoch).error_code
+                   for epoch in (e - 1, e, e + 1, -1)}
+        listed = {epoch: requests.list_offset(leader, topic, 0, requests.EARLIEST, current_leader_epoch=epoch)
+                  for epoch in (e - 1, e, e + 1, -1)}
+        old_fetch = requests.fetch(leader, topic, 0, 0, version=8)  # before current_leader_epoch
+    assert fetched == {e - 1: F, e: NONE, e + 1: U, -1: NONE}
+    assert {epoch: a.error_code for epoch, a in listed.items()} == {e - 1: F, e: NONE, e + 1: U, -1: NONE}
+    assert (listed[e].offset, listed[e].leader_epoch) == (0, 0)  # offset 0 was written at epoch 0
+    assert old_fetch.error_code == NONE and values_in(old_fetch.records) == [b"at epoch 0", b"at epoch e"]
+
+    def at_follower() -> dict[int, int]:
+        with WireClient(*first.address, timeout=10) as follower:
+            return {epoch: requests.fetch(follower, topic, 0, 0, current_leader_epoch=epoch).error_code
+                    for epoch in (e - 1, e, e + 1, -1)}
+    want = {e - 1: F, e: ErrorCode.NOT_LEADER_OR_FOLLOWER, e + 1: U, -1: ErrorCode.NOT_LEADER_OR_FOLLOWER}
+    wait_for(lambda: at_follower() == want, 15, lambda: f"the follower's answers {at_follower()}, not {want}",
+             first.log_path)
