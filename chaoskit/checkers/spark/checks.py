@@ -320,34 +320,33 @@ def write_to_readonly(t: SparkTables) -> Plan:
 
 def moved_value_kept(t: SparkTables) -> Plan:
     F = t.F
-    keys = ["process", "value"]
     restored = t.ops.filter((F.col("f") == "restore") & (F.col("type") == "ok") & F.col("offset").isNotNull()) \
         .select("topic", "partition", "offset")
-    sends = t.ops.filter(F.col("f") == "send")
-    invoked = sends.filter(F.col("type") == "invoke").groupBy(*keys).agg(F.min("time_ns").alias("invoke_ns"))
-    done = sends.filter(F.col("type") != "invoke").groupBy(*keys).agg(F.min_by("time_ns", "index").alias("done_ns"))
-    acked = (t.acked.filter(F.col("key").isNotNull())
-             .select(*keys, "key", "topic", "partition", "offset", "index", "done_index")
-             .join(invoked, keys).join(done, keys)
-             .filter(F.col("invoke_ns").isNotNull() & F.col("done_ns").isNotNull()))
+    acked = t.acked.filter(F.col("key").isNotNull() & F.col("invoke_ns").isNotNull() & F.col("done_ns").isNotNull())
     tp = ["topic", "partition"]
     top = restored.groupBy(*tp).agg(F.max("offset").alias("top"))
     # when compaction last showed on each partition: an acknowledged record below the restore read's
     # last offset there that it no longer found (local/checks.py)
-    passed = (acked.join(top, tp).filter(F.col("offset") < F.col("top"))
+    passed = (acked.join(F.broadcast(top), tp).filter(F.col("offset") < F.col("top"))
               .join(restored, [*tp, "offset"], "left_anti").groupBy(*tp).agg(F.max("invoke_ns").alias("until")))
+    # each key's last send on each partition (fixed-width aggregates: a hash aggregate), and each
+    # key's sends as one array, filtered per (key, partition) rather than joined send by send
     last = (acked.groupBy("topic", "key", "partition")
-            .agg(F.max_by(F.struct("process", "value", "offset", "index", "done_index"), "offset").alias("old"))
-            .select("topic", "key", "partition", "old.*").join(passed, tp))
-    later = acked.select("topic", "key", F.col("partition").alias("to"), F.col("index").alias("at"),
-                         F.col("done_ns").alias("to_done_ns"))
-    judged = (last.join(later, ["topic", "key"])
-              .filter((F.col("to") != F.col("partition")) & (F.col("at") > F.col("done_index"))
-                      & (F.col("to_done_ns") + MOVED_MARGIN_NS <= F.col("until")))
-              .groupBy("process", "key", "value", "topic", "partition", "offset", "index")
-              .agg(F.min_by("to", "at").alias("moved_to"), F.count(F.lit(1)).alias("writes"))
-              .filter(F.col("writes") >= MOVED_CHANCES))
-    kept = judged.join(restored, [*tp, "offset"], "left_semi")
+            .agg(F.max("offset").alias("offset"), F.max_by("index", "offset").alias("index"),
+                 F.max_by("done_index", "offset").alias("done_index"))
+            .join(F.broadcast(passed), tp))
+    sent = acked.groupBy("topic", "key").agg(F.collect_list(F.struct("index", "partition", "done_ns")).alias("sent"))
+    chances = F.filter("sent", lambda w: (w.partition != F.col("partition")) & (w.index > F.col("done_index"))
+                       & (w.done_ns + MOVED_MARGIN_NS <= F.col("until")))
+    judged = (last.join(sent, ["topic", "key"]).withColumn("chances", chances)
+              .filter(F.size("chances") >= MOVED_CHANCES)
+              .select("topic", "key", "partition", "offset", "index", F.size("chances").alias("writes"),
+                      F.array_min(F.transform("chances", lambda w: F.struct(w.index, w.partition)))
+                      .getField("partition").alias("moved_to")))
+    kept = (judged.join(restored, [*tp, "offset"], "left_semi")
+            .join(acked.select("topic", "key", "partition", "index", "process", "value"),
+                  ["topic", "key", "partition", "index"])
+            .select("process", "key", "value", "topic", "partition", "offset", "index", "moved_to", "writes"))
     return _found(kept, ["index"], moved_keys=_one_count(judged))
 
 

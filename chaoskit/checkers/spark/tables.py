@@ -46,13 +46,15 @@ class SparkTables:
                                                                   "offset", "key", "value"))
         rare = self.kept(ops.filter(~F.col("f").isin("send", "poll")).drop("extra"))
         is_send = F.col("f") == "send"
-        invokes = ops.filter(is_send & (F.col("type") == "invoke")).select("process", "value", "key", "topic", "index")
+        invokes = ops.filter(is_send & (F.col("type") == "invoke")).select(
+            "process", "value", "key", "topic", "index", F.col("time_ns").alias("invoke_ns"))
         # each (process, value)'s first completion; min_by over fixed-width columns keeps it a hash
         # aggregate (a min of a struct holding text would sort every send)
         status = F.when(F.col("type") == "ok", 0).when(F.col("type") == "fail", 1).otherwise(2)
         done = (ops.filter(is_send & (F.col("type") != "invoke")).groupBy("process", "value")
                 .agg(F.min_by(status, "index").alias("status"), F.min_by("partition", "index").alias("partition"),
-                     F.min_by("offset", "index").alias("offset"), F.min("index").alias("done_index"))
+                     F.min_by("offset", "index").alias("offset"), F.min("index").alias("done_index"),
+                     F.min_by("time_ns", "index").alias("done_ns"))
                 .withColumn("status", F.element_at(F.array(*map(F.lit, ("ok", "fail", "info"))), F.col("status") + 1)))
         sends = invokes.join(done, ["process", "value"], "left")
         # each value's first delivery: what key-order orders by, and which acked values were read
