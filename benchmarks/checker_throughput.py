@@ -8,8 +8,9 @@ For each size N: a seeded synthetic history of N events with every anomaly kind 
 (chaoskit.history.synthetic) is written as JSONL and converted to Parquet (timed: the recorder's
 conversion); Spark checks it from the file (the session's start and a first small pass, where the
 JVM compiles the queries, are timed apart, once); the local engine checks the same history streamed
-from the generator (its time minus the time to generate alone). Both verdicts must find exactly the
-plants, or the figure is not printed as a pass.
+from the generator (its time minus the time to generate alone). Spark checks each history twice:
+the first pass, then again in the same process (its code compiled, as a nightly checks many runs).
+Every verdict must find exactly the plants, or the figure is not printed as a pass.
 
 Usage: python benchmarks/checker_throughput.py [--events 1000000,10000000] [--quick] [--seed N]
        [--skip-spark] [--skip-local] [--linear-ops N] [--linear-clients 10,50] [--workdir DIR]
@@ -76,13 +77,16 @@ def kafka(n: int, seed: int, workdir: Path, spark: bool, local: bool) -> dict[st
         row["floor_eps"] = count / floor_s
         print(f"  floor : {floor_s:8.1f} s  {count / floor_s:12,.0f} events/s  (one scan-and-aggregate of "
               f"{rows:,} rows)", flush=True)
-        check_s, verdict = timed(lambda: run_checks(History.from_path(path), engine="spark"))
-        ok = found(verdict) == expected
-        row["spark_eps"] = count / check_s
-        print(f"  spark : {check_s:8.1f} s  {count / check_s:12,.0f} events/s  {check_s / floor_s:5.1f}x the floor  "
-              f"plants found exactly: {ok}", flush=True)
-        if not ok:
-            print(f"    expected {expected}, found {found(verdict)}")
+        # twice: the first pass over a history this size, then the same checks again in the same
+        # process (a nightly or a suite checks many runs in one): the JVM has compiled their code
+        for label, key in (("spark", "spark_eps"), ("again", "spark_again_eps")):
+            check_s, verdict = timed(lambda: run_checks(History.from_path(path), engine="spark"))
+            ok = found(verdict) == expected
+            row[key] = count / check_s
+            print(f"  {label:6s}: {check_s:8.1f} s  {count / check_s:12,.0f} events/s  {check_s / floor_s:5.1f}x the floor  "
+                  f"plants found exactly: {ok}", flush=True)
+            if not ok:
+                print(f"    expected {expected}, found {found(verdict)}")
         path.unlink()
     if local:
         before = peak_rss_mb()
@@ -95,7 +99,8 @@ def kafka(n: int, seed: int, workdir: Path, spark: bool, local: bool) -> dict[st
         print(f"  local : {check_s:8.1f} s  {count / check_s:12,.0f} events/s  {versus}plants found exactly: {ok} "
               f"({total_s:.1f} s with generation; this process's peak memory grew {grew:,.0f} MB)", flush=True)
     if "spark_eps" in row and "local_eps" in row:
-        print(f"  ratio spark/local: {row['spark_eps'] / row['local_eps']:.2f}x")
+        print(f"  ratio spark/local: {row['spark_eps'] / row['local_eps']:.2f}x first, "
+              f"{row['spark_again_eps'] / row['local_eps']:.2f}x again")
     return row
 
 
@@ -197,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         def ratio(a: str, b: str) -> str:
             return f"{r[a] / r[b]:.2f}x" if a in r and b in r else "-"
         print(f"  {int(r['events']):>12,}  convert {r.get('convert_eps', 0):>10,.0f}  floor {r.get('floor_eps', 0):>10,.0f}"
-              f"  spark {r.get('spark_eps', 0):>10,.0f}  local {r.get('local_eps', 0):>10,.0f}"
-              f"  spark/local {ratio('spark_eps', 'local_eps')}  spark {ratio('floor_eps', 'spark_eps')}"
+              f"  spark {r.get('spark_eps', 0):>10,.0f} (again {r.get('spark_again_eps', 0):>10,.0f})"
+              f"  local {r.get('local_eps', 0):>10,.0f}"
+              f"  spark/local {ratio('spark_eps', 'local_eps')} (again {ratio('spark_again_eps', 'local_eps')})"
+              f"  spark {ratio('floor_eps', 'spark_eps')} (again {ratio('floor_eps', 'spark_again_eps')})"
               f"  local {ratio('floor_eps', 'local_eps')}")
     return 0
 

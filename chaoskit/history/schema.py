@@ -17,6 +17,7 @@ COLUMNS = ("index", "time_ns", "process", "type", "f", "value", "error", "topic"
 INT_COLUMNS = ("index", "time_ns", "partition", "offset", "leader_epoch")
 # KIP-253's key callbacks (value = [[topic, partition], ...]): a key leaves its partition, then arrives in another
 KEY_REVOKED, KEY_ASSIGNED = "on_partition_key_maybe_revoked", "on_partition_key_assigned"
+RESTORE_PROCESS = "restore"  # the process of the restore read's ops (run/restore.py)
 
 
 def value_text(value: Any) -> str | None:

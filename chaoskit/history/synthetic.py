@@ -41,7 +41,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op
+from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, RESTORE_PROCESS, Op
 
 KINDS = ("lost-write", "unseen", "duplicate", "inconsistent-offsets", "poll-skip", "nonmonotonic-poll",
          "nonmonotonic-send", "key-order", "key-callbacks", "truncation-undetected", "write-to-readonly",
@@ -307,7 +307,7 @@ class _Sim:
             latest = {k: o for o, (k, _v) in enumerate(log)}
             keep = {o for k, o in latest.items() if self.last_partition.get(k) == p or k in self.kept_old}
             for o in sorted(keep | ({len(log) - 1} if log else set())):
-                self.emit({"process": "restore", "type": "ok", "f": "restore", "topic": TOPIC, "partition": p,
+                self.emit({"process": RESTORE_PROCESS, "type": "ok", "f": "restore", "topic": TOPIC, "partition": p,
                            "offset": o, "key": log[o][0], "value": log[o][1]})
 
     # --- plants --------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 from chaoskit.client.events import history_key, history_value
 from chaoskit.cluster.waiting import wait_for
+from chaoskit.history.schema import RESTORE_PROCESS
 
-RESTORE_PROCESS = "restore"
 READ_TIMEOUT_S = 30.0
 
 

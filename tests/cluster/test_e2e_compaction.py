@@ -156,23 +156,14 @@ def test_a_topics_segment_bytes_overrides_the_brokers(cluster: LocalCluster):
 
 
 def restore(cluster: LocalCluster, topic: str, partitions: int) -> dict[int, list[tuple[bytes, bytes | None]]]:
-    """A restore read: every partition from its start, as a fresh reader rebuilding a table would."""
-    tps = [TopicPartition(topic, p) for p in range(partitions)]
-    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
-    try:
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
-        ends = consumer.end_offsets(tps)
-        out: dict[int, list[tuple[bytes, bytes | None]]] = {p: [] for p in range(partitions)}
+    """A restore read (run/restore.py, the run's own): every partition from its start, as a fresh
+    reader rebuilding a table would; keys and values as bytes again."""
+    from chaoskit.run.restore import restore_read
 
-        def read() -> bool:
-            for tp, rs in consumer.poll(200).items():
-                out[tp.partition] += [(r.key, r.value) for r in rs]
-            return all(consumer.position(tp) >= ends[tp] for tp in tps)
-        wait_for(read, 20, f"{topic}: restore read to the end offsets {ends}")
-        return out
-    finally:
-        consumer.close()
+    out: dict[int, list[tuple[bytes, bytes | None]]] = {p: [] for p in range(partitions)}
+    restore_read(cluster.bootstrap_servers, [topic], lambda op: out[op["partition"]].append(
+        (op["key"].encode(), None if op["value"] is None else str(op["value"]).encode())))
+    return out
 
 
 def test_kip253_section9_tombstones_keep_a_moved_and_deleted_key_gone(cluster: LocalCluster):

@@ -320,7 +320,7 @@ def write_to_readonly(t: SparkTables) -> Plan:
 
 def moved_value_kept(t: SparkTables) -> Plan:
     F = t.F
-    restored = t.ops.filter((F.col("f") == "restore") & (F.col("type") == "ok") & F.col("offset").isNotNull()) \
+    restored = t.rare.filter((F.col("f") == "restore") & (F.col("type") == "ok") & F.col("offset").isNotNull()) \
         .select("topic", "partition", "offset")
     acked = t.acked.filter(F.col("key").isNotNull() & F.col("invoke_ns").isNotNull() & F.col("done_ns").isNotNull())
     tp = ["topic", "partition"]

@@ -1,7 +1,8 @@
 """The SparkSession the checks run on: built on first use, once per process, then reused.
 
 local[2] unless a master is given (`--spark-master`: spark://, yarn, k8s://, or sc:// for Spark
-Connect); no UI; shuffle partitions sized per history from its rows and the cores (`size_shuffles`);
+Connect); no UI; no adaptive execution, shuffle partitions sized per history from its rows and the
+cores instead (`size_shuffles`); compiled code kept for every stage of a check set (`CODEGEN_CACHE`);
 the local driver's heap a quarter of the machine's memory (`driver_memory`). pyspark is imported here only, so nothing else pays for the JVM.
 
 Quiet: the terminal shows chaoskit's lines only. The JVM (and the Python workers it starts) write
@@ -96,6 +97,7 @@ def spark(master: str | None = None) -> Any:
             _session = SparkSession.builder.remote(want).getOrCreate()
             _session.conf.set("spark.sql.session.timeZone", "UTC")
             _session.conf.set("spark.sql.join.preferSortMergeJoin", "false")
+            _session.conf.set("spark.sql.adaptive.enabled", "false")
         else:
             with output_to_log():
                 _session = _build(SparkSession.builder.master(want))
@@ -123,7 +125,8 @@ def driver_memory() -> str:
 
 def size_shuffles(session: Any, rows: int) -> int:
     """Shuffle partitions for a history of `rows` rows: one per ROWS_PER_SHUFFLE_PARTITION rows, at
-    least one per core (AQE merges those that come out small). Set on the session before a check."""
+    least one per core (adaptive execution is off: this is the count every shuffle uses). Set on the
+    session before a check."""
     cores = SHUFFLE_PARTITIONS
     try:
         cores = session.sparkContext.defaultParallelism
@@ -135,6 +138,7 @@ def size_shuffles(session: Any, rows: int) -> int:
 
 
 ROWS_PER_SHUFFLE_PARTITION = 2_000_000
+CODEGEN_CACHE = 4000
 
 
 def _build(builder: Any) -> Any:
@@ -142,7 +146,13 @@ def _build(builder: Any) -> Any:
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
-            .config("spark.sql.adaptive.enabled", "true")
+            # measured (benchmarks/checker_throughput.py, docs/scaling.md): adaptive execution
+            # re-plans at every shuffle, a job and a plan each, costs more than its coalescing saves
+            # across a dozen small-output checks; shuffles are sized up front (size_shuffles)
+            .config("spark.sql.adaptive.enabled", "false")
+            # a check set compiles a few hundred stages; Spark keeps 100 compiled classes by default,
+            # so every check set compiled them all again
+            .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE))
             .config("spark.sql.join.preferSortMergeJoin", "false")  # a hash join sorts neither side
             .config("spark.driver.memory", driver_memory())
             .config("spark.sql.session.timeZone", "UTC")

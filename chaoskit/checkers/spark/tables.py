@@ -44,7 +44,8 @@ class SparkTables:
         ops = self.ops
         self.deliveries = self.kept(rows.filter(is_record).select("process", "index", "pos", "topic", "partition",
                                                                   "offset", "key", "value"))
-        rare = self.kept(ops.filter(~F.col("f").isin("send", "poll")).drop("extra"))
+        # the ops neither sent nor polled (admin, callbacks, resets, the restore read): few, read by several checks
+        self.rare = rare = self.kept(ops.filter(~F.col("f").isin("send", "poll")).drop("extra"))
         is_send = F.col("f") == "send"
         invokes = ops.filter(is_send & (F.col("type") == "invoke")).select(
             "process", "value", "key", "topic", "index", F.col("time_ns").alias("invoke_ns"))
