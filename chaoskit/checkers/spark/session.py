@@ -95,9 +95,8 @@ def spark(master: str | None = None) -> Any:
 
         if is_connect(want):  # Spark Connect: a client of a server that runs the driver; no JVM here
             _session = SparkSession.builder.remote(want).getOrCreate()
-            _session.conf.set("spark.sql.session.timeZone", "UTC")
-            _session.conf.set("spark.sql.join.preferSortMergeJoin", "false")
-            _session.conf.set("spark.sql.adaptive.enabled", "false")
+            for key, value in SQL_SETTINGS.items():
+                _session.conf.set(key, value)
         else:
             with output_to_log():
                 _session = _build(SparkSession.builder.master(want))
@@ -141,22 +140,29 @@ ROWS_PER_SHUFFLE_PARTITION = 2_000_000
 CODEGEN_CACHE = 4000
 
 
+# the session's SQL settings, set on a local session and on a Spark Connect one alike
+SQL_SETTINGS = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.join.preferSortMergeJoin": "false",  # a hash join sorts neither side
+    # measured (benchmarks/checker_throughput.py, docs/scaling.md): adaptive execution re-plans at
+    # every shuffle, a job and a plan each, and costs more than its coalescing saves across a dozen
+    # small-output checks; shuffles are sized up front (size_shuffles)
+    "spark.sql.adaptive.enabled": "false",
+}
+
+
 def _build(builder: Any) -> Any:
-    return (builder.appName("chaoskit-check")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
-            # measured (benchmarks/checker_throughput.py, docs/scaling.md): adaptive execution
-            # re-plans at every shuffle, a job and a plan each, costs more than its coalescing saves
-            # across a dozen small-output checks; shuffles are sized up front (size_shuffles)
-            .config("spark.sql.adaptive.enabled", "false")
-            # a check set compiles a few hundred stages; Spark keeps 100 compiled classes by default,
-            # so every check set compiled them all again
-            .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE))
-            .config("spark.sql.join.preferSortMergeJoin", "false")  # a hash join sorts neither side
-            .config("spark.driver.memory", driver_memory())
-            .config("spark.sql.session.timeZone", "UTC")
-            .getOrCreate())
+    builder = (builder.appName("chaoskit-check")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
+               # a check set compiles a few hundred stages; Spark keeps 100 compiled classes by
+               # default, so every check set compiled them all again
+               .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE))
+               .config("spark.driver.memory", driver_memory()))
+    for key, value in SQL_SETTINGS.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
 
 
 def stop() -> None:
