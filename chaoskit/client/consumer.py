@@ -44,7 +44,7 @@ from kafka import ConsumerRebalanceListener, TopicPartition
 
 from chaoskit.client import assignor
 from chaoskit.client.events import EventHooks, history_key, history_value
-from chaoskit.client.gates import DeletionGate, ExpansionGate
+from chaoskit.client.gates import DeletionGate, ExpansionGate, keys_leaving
 from chaoskit.client.group import GroupError, GroupMember
 from chaoskit.client.linear_hash import deletion_blockers, expansion_blocker
 from chaoskit.client.metadata import ClusterView, MetadataError
@@ -289,10 +289,9 @@ class OrderedConsumer:
 
     def _revoke_all(self) -> None:
         if self.parts:
-            # a marked partition's keys are moving to undeleted ones: losing it revokes them too,
-            # so its owner flushes their state before their next owner loads it (KIP-253's listener)
-            moving = [(t, p) for t, p in self.parts if t in self.view.topics and ordered(self.view.topics[t])
-                      and (q := self.view.topics[t].partitions.get(p)) is not None and q.mode == PartitionMode.READ_ONLY]
+            # a marked (or removed) partition's keys are moving to undeleted ones: losing it revokes
+            # them too, so its owner flushes their state before their next owner loads it (KIP-253)
+            moving = keys_leaving(self.parts, self.view.topics)
             if moving:
                 self._callback("on_partition_key_maybe_revoked", moving)
             self._callback("on_partitions_revoked", self.parts)

@@ -15,7 +15,21 @@ epoch moved past the named one (else the epoch is still open and its end not fin
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+from chaoskit.client.admin import TopicInfo
+from chaoskit.client.routing import ordered
+from chaoskit.protocol.extensions import PartitionMode
+
+
+def keys_leaving(owned: Iterable[tuple[str, int]], topics: Mapping[str, TopicInfo]) -> list[tuple[str, int]]:
+    """The owned partitions whose keys move to other partitions when this member loses them: in an
+    ordered topic, those marked for deletion and those already removed (a partition only leaves
+    an ordered topic through a reduction, and can be gone from the metadata before the member's
+    rebalance: its keys moved all the same, so its owner must still say key-revoked)."""
+    return [(t, p) for t, p in owned if t in topics and ordered(topics[t])
+            and ((q := topics[t].partitions.get(p)) is None or q.mode == PartitionMode.READ_ONLY)]
 
 
 @dataclass

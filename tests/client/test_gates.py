@@ -104,3 +104,13 @@ def test_truncation_policy_follows_the_reset_policy_unless_given():
     assert OrderedConsumer("127.0.0.1:1", auto_offset_reset="none", truncation_policy="reset").truncation_reset
     with pytest.raises(ValueError, match="truncation_policy"):
         OrderedConsumer("127.0.0.1:1", truncation_policy="ignore")
+
+
+def test_keys_leave_a_marked_or_removed_partition_of_an_ordered_topic_only():
+    from chaoskit.client.gates import keys_leaving
+    shrunk = topic({0: PartitionMode.READ_WRITE, 1: PartitionMode.READ_WRITE, 2: PartitionMode.READ_ONLY}, 4, 2)
+    stock = TopicInfo("s", 0, {0: PartitionInfo(0, 1, 0, (1,), (1,), PartitionMode.READ_WRITE)}, None, None)
+    owned = [("t", 0), ("t", 2), ("t", 3), ("s", 0), ("s", 5), ("gone", 1)]
+    # 2 is marked, 3 was removed before this member's rebalance: both lose their keys to 0 and 1;
+    # a stock topic has no key moves, and a topic deleted whole has no keys left to move
+    assert keys_leaving(owned, {"t": shrunk, "s": stock}) == [("t", 2), ("t", 3)]
