@@ -329,23 +329,23 @@ def moved_value_kept(t: SparkTables) -> Plan:
     # last offset there that it no longer found (local/checks.py)
     passed = (acked.join(F.broadcast(top), tp).filter(F.col("offset") < F.col("top"))
               .join(restored, [*tp, "offset"], "left_anti").groupBy(*tp).agg(F.max("invoke_ns").alias("until")))
-    # each key's last send on each partition (fixed-width aggregates: a hash aggregate), and each
-    # key's sends as one array, filtered per (key, partition) rather than joined send by send
+    # each key's last send on each partition where compaction showed (fixed-width aggregates: a
+    # hash aggregate; few rows: keys times partitions), then each later send of the key elsewhere
+    # acknowledged in time is a chance, matched against that small table as the sends stream by
     last = (acked.groupBy("topic", "key", "partition")
             .agg(F.max("offset").alias("offset"), F.max_by("index", "offset").alias("index"),
                  F.max_by("done_index", "offset").alias("done_index"))
             .join(F.broadcast(passed), tp))
-    sent = acked.groupBy("topic", "key").agg(F.collect_list(F.struct("index", "partition", "done_ns")).alias("sent"))
-    chances = F.filter("sent", lambda w: (w.partition != F.col("partition")) & (w.index > F.col("done_index"))
-                       & (w.done_ns + MOVED_MARGIN_NS <= F.col("until")))
-    judged = (last.join(sent, ["topic", "key"]).withColumn("chances", chances)
-              .filter(F.size("chances") >= MOVED_CHANCES)
-              .select("topic", "key", "partition", "offset", "index", F.size("chances").alias("writes"),
-                      F.array_min(F.transform("chances", lambda w: F.struct(w.index, w.partition)))
-                      .getField("partition").alias("moved_to")))
-    kept = (judged.join(restored, [*tp, "offset"], "left_semi")
-            .join(acked.select("topic", "key", "partition", "index", "process", "value"),
-                  ["topic", "key", "partition", "index"])
+    w = acked.select("topic", "key", F.col("index").alias("w_index"), F.col("partition").alias("w_partition"),
+                     F.col("done_ns").alias("w_done_ns"))
+    chance = ((F.col("w_partition") != F.col("partition")) & (F.col("w_index") > F.col("done_index"))
+              & (F.col("w_done_ns") + MOVED_MARGIN_NS <= F.col("until")))
+    judged = (w.join(F.broadcast(last), ["topic", "key"]).filter(chance)
+              .groupBy("topic", "key", "partition", "offset", "index")
+              .agg(F.count(F.lit(1)).alias("writes"), F.min_by("w_partition", "w_index").alias("moved_to"))
+              .filter(F.col("writes") >= MOVED_CHANCES))
+    kept = (acked.select("topic", "key", "partition", "index", "process", "value")
+            .join(F.broadcast(judged.join(restored, [*tp, "offset"], "left_semi")), ["topic", "key", "partition", "index"])
             .select("process", "key", "value", "topic", "partition", "offset", "index", "moved_to", "writes"))
     return _found(kept, ["index"], moved_keys=_one_count(judged))
 

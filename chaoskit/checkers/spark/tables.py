@@ -46,22 +46,26 @@ class SparkTables:
                                                                   "offset", "key", "value"))
         # the ops neither sent nor polled (admin, callbacks, resets, the restore read): few, read by several checks
         self.rare = rare = self.kept(ops.filter(~F.col("f").isin("send", "poll")).drop("extra"))
-        is_send = F.col("f") == "send"
-        invokes = ops.filter(is_send & (F.col("type") == "invoke")).select(
+        # the send ops shuffled once, by value: the completions' aggregate, the join to the invokes and
+        # the join to the first deliveries (also by value) then move no row again
+        send_ops = ops.filter(F.col("f") == "send").repartition("value")
+        invokes = send_ops.filter(F.col("type") == "invoke").select(
             "process", "value", "key", "topic", "index", F.col("time_ns").alias("invoke_ns"))
         # each (process, value)'s first completion; min_by over fixed-width columns keeps it a hash
         # aggregate (a min of a struct holding text would sort every send)
         status = F.when(F.col("type") == "ok", 0).when(F.col("type") == "fail", 1).otherwise(2)
-        done = (ops.filter(is_send & (F.col("type") != "invoke")).groupBy("process", "value")
+        done = (send_ops.filter(F.col("type") != "invoke").groupBy("process", "value")
                 .agg(F.min_by(status, "index").alias("status"), F.min_by("partition", "index").alias("partition"),
                      F.min_by("offset", "index").alias("offset"), F.min("index").alias("done_index"),
                      F.min_by("time_ns", "index").alias("done_ns"))
-                .withColumn("status", F.element_at(F.array(*map(F.lit, ("ok", "fail", "info"))), F.col("status") + 1)))
-        sends = invokes.join(done, ["process", "value"], "left")
+                .withColumn("status", F.element_at(F.array(*map(F.lit, ("ok", "fail", "info"))), F.col("status") + 1))
+                .withColumnsRenamed({"process": "d_process", "value": "d_value"}))
+        sends = invokes.join(done.hint("shuffle_hash"), (F.col("value") == F.col("d_value")) & _residual(
+            F.col("process") == F.col("d_process")), "left").drop("d_process", "d_value")
         # each value's first delivery: what key-order orders by, and which acked values were read
         self.first = _first_deliveries(self.deliveries, self.kept)
         # the sends with their value's first delivery (null: never delivered), joined once for both uses
-        self.sends_first = self.kept(sends.join(self.first, ["value"], "left"))
+        self.sends_first = self.kept(sends.join(self.first.hint("shuffle_hash"), ["value"], "left"))
         self.sends = self.sends_first.drop("first")
         self.is_acked = (F.col("status") == "ok") & F.col("offset").isNotNull()
         self.acked = self.sends.filter(self.is_acked)
@@ -123,6 +127,15 @@ class SparkTables:
         for df in self._kept:
             df.unpersist()
 
+
+
+def _residual(condition: Any) -> Any:
+    """`condition` as a join's residual test, not one of its keys: a join keyed on fewer columns
+    keeps the partitioning its inputs already have (Spark shuffles again for a key set that is not
+    exactly theirs, spark.sql.requireAllClusterKeysForCoPartition)."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(condition, F.lit(False))
 
 
 def fingerprint(seed: int) -> Any:
