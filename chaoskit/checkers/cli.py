@@ -39,7 +39,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the full verdict as JSON")
     p.add_argument("--spark-master", help="a Spark master URL (default: local[2])")
     p.add_argument("--engine", choices=ENGINES, default="auto",
-                   help="auto (default: this process below 10M ops, Spark from there or with --spark-master), "
+                   help="auto (default: this process below 5M ops, Spark from there or with --spark-master), "
                         "spark or local")
     p.set_defaults(func=run)
 

@@ -17,10 +17,12 @@ if TYPE_CHECKING:
 
 ENGINES = ("auto", "spark", "local")
 # `auto` checks in this process below this many ops and on Spark from it (or whenever a Spark master
-# is named). Measured on the 2-core machine (benchmarks/checker_throughput.py, 2026-11-26, quiet):
-# the in-process engine is faster at 1M events (8.7 s against Spark local[2]'s 25.3 s) and level at
-# 10M (101 s against 103 s), where its memory has grown by 3.7 GB: from 10M on, Spark.
-AUTO_SPARK_FROM = 10_000_000
+# is named). Measured on the 2-core machine (benchmarks/checker_throughput.py, 2026-11-27): Spark
+# local[2] takes 17.7/11.5 s at 1M (first pass/again) against 9.3 s in process, 17.8/17.4 s at 3M
+# against 26.7 s (+965 MB), 47.3/45.2 s at 10M against 103.4 s (+3.4 GB); its session and first
+# pass cost about 20 s once per process, so a single check in a fresh process is faster on Spark
+# from about 5M ops: from there, Spark.
+AUTO_SPARK_FROM = 5_000_000
 
 
 def chosen_engine(name: str, spark_master: str | None, ops: int) -> str:

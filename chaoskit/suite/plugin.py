@@ -27,7 +27,7 @@ OPTIONS = (
     ("--chaos-profile", "chaos_profile", "patched, unpatched or both: which broker/controller profile to run", "both"),
     ("--spark-master", "spark_master", "Spark master URL for the checkers (default local[2]); naming one "
      "puts the checks on Spark", None),
-    ("--chaos-engine", "chaos_engine", "checker engine: auto (default: this process below 10M ops, Spark above or with "
+    ("--chaos-engine", "chaos_engine", "checker engine: auto (default: this process below 5M ops, Spark above or with "
      "--spark-master), spark or local",
      None),
     ("--chaos-reports", "chaos_reports", "directory for run outputs (runs/<id>/, allure-results/)", "reports"),
