@@ -97,3 +97,21 @@ def test_spark_and_local_agree_on_moved_values_left_by_compaction(spark):
     r = on_spark.results["moved-value-kept"]
     assert (r.counts["anomalies"], r.counts["moved_keys"]) == \
         (sum(c[2] for c in MOVED_CASES.values()), sum(c[3] for c in MOVED_CASES.values()))
+
+
+def test_spark_and_local_agree_when_two_producers_send_one_value(spark):
+    # sends are told apart by (process, value): p0's acknowledged "same" is lost (offset 1 was read,
+    # offset 0 never), p1's failed "same" is neither acknowledged nor lost
+    def op(i, proc, kind, value, **at):
+        return {"index": i, "process": proc, "type": kind, "f": "send", "topic": "t", "key": "k", "value": value, **at}
+    ops = [op(0, 0, "invoke", "same"), op(1, 0, "ok", "same", partition=0, offset=0),
+           op(2, 1, "invoke", "same"), op(3, 1, "fail", "same"),
+           op(4, 1, "invoke", "other"), op(5, 1, "ok", "other", partition=0, offset=1),
+           {"index": 6, "process": 10, "type": "invoke", "f": "poll", "topic": "t"},
+           {"index": 7, "process": 10, "type": "ok", "f": "poll", "topic": "t", "value": [[0, 1, "k", "other", 0]]}]
+    names = ["lost-write", "unseen", "duplicate", "key-order", "nonmonotonic-send"]
+    on_spark = run_checks(ops, names, engine="spark")
+    assert on_spark.to_json() == run_checks(ops, names, engine="local").to_json()
+    lost = on_spark.results["lost-write"]
+    assert (lost.counts["anomalies"], lost.counts["acked"]) == (1, 2)
+    assert [(w["process"], w["value"]) for w in lost.witnesses] == [(0, '"same"')]  # values as JSON text
