@@ -12,6 +12,9 @@ another partition.
 
 Thresholds come from OffsetsForLeaderEpoch and are only taken once the partition's current
 epoch moved past the named one (else the epoch is still open and its end not final).
+
+`keys_leaving`: the partitions whose keys go elsewhere when their owner loses them (its
+key-revoked on a rebalance).
 """
 from __future__ import annotations
 

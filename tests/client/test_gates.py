@@ -6,7 +6,7 @@ import pytest
 
 from chaoskit.client.admin import PartitionInfo, TopicInfo
 from chaoskit.client.events import EventHooks, history_key, history_value
-from chaoskit.client.gates import DeletionGate, ExpansionGate
+from chaoskit.client.gates import DeletionGate, ExpansionGate, keys_leaving
 from chaoskit.client.linear_hash import linear_partition
 from chaoskit.client.routing import NoWritablePartition, Router, writable
 from chaoskit.client.truncation import EpochEnd, divergence
@@ -107,7 +107,6 @@ def test_truncation_policy_follows_the_reset_policy_unless_given():
 
 
 def test_keys_leave_a_marked_or_removed_partition_of_an_ordered_topic_only():
-    from chaoskit.client.gates import keys_leaving
     shrunk = topic({0: PartitionMode.READ_WRITE, 1: PartitionMode.READ_WRITE, 2: PartitionMode.READ_ONLY}, 4, 2)
     stock = TopicInfo("s", 0, {0: PartitionInfo(0, 1, 0, (1,), (1,), PartitionMode.READ_WRITE)}, None, None)
     owned = [("t", 0), ("t", 2), ("t", 3), ("s", 0), ("s", 5), ("gone", 1)]

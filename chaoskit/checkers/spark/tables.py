@@ -63,9 +63,9 @@ class SparkTables:
         sends = invokes.join(done.hint("shuffle_hash"), (F.col("value") == F.col("d_value")) & _residual(
             F.col("process") == F.col("d_process")), "left").drop("d_process", "d_value")
         # each value's first delivery: what key-order orders by, and which acked values were read
-        self.first = _first_deliveries(self.deliveries, self.kept)
+        first = _first_deliveries(self.deliveries, self.kept)
         # the sends with their value's first delivery (null: never delivered), joined once for both uses
-        self.sends_first = self.kept(sends.join(self.first.hint("shuffle_hash"), ["value"], "left"))
+        self.sends_first = self.kept(sends.join(first.hint("shuffle_hash"), ["value"], "left"))
         self.sends = self.sends_first.drop("first")
         self.is_acked = (F.col("status") == "ok") & F.col("offset").isNotNull()
         self.acked = self.sends.filter(self.is_acked)
