@@ -10,6 +10,9 @@ conversion); Spark checks it from the file (the session's start and a first smal
 JVM compiles the queries, are timed apart, once); the local engine checks the same history streamed
 from the generator (its time minus the time to generate alone). Spark checks each history twice:
 the first pass, then again in the same process (its code compiled, as a nightly checks many runs).
+Beside the floor, the core: the passes over the data that any Spark plan of the checks must make
+(a shuffle per table they group, a sort per order they walk), each alone; how far the check set is
+from its core shows what its joins, caches and jobs add.
 Every verdict must find exactly the plants, or the figure is not printed as a pass.
 
 Usage: python benchmarks/checker_throughput.py [--events 1000000,10000000] [--quick] [--seed N]
@@ -77,6 +80,12 @@ def kafka(n: int, seed: int, workdir: Path, spark: bool, local: bool) -> dict[st
         row["floor_eps"] = count / floor_s
         print(f"  floor : {floor_s:8.1f} s  {count / floor_s:12,.0f} events/s  (one scan-and-aggregate of "
               f"{rows:,} rows)", flush=True)
+        passes = core_passes(path)
+        bound_s = sum(passes.values())
+        row["bound_eps"] = count / bound_s
+        print(f"  core  : {bound_s:8.1f} s  {count / bound_s:12,.0f} events/s  {bound_s / floor_s:5.1f}x the floor  "
+              f"(the passes no check set can skip, each alone: "
+              f"{', '.join(f'{name} {s:.1f} s' for name, s in passes.items())})", flush=True)
         # twice: the first pass over a history this size, then the same checks again in the same
         # process (a nightly or a suite checks many runs in one): the JVM has compiled their code
         for label, key in (("spark", "spark_eps"), ("again", "spark_again_eps")):
@@ -121,6 +130,41 @@ def scan_and_aggregate(path: Path) -> int:
     return sum(r["n"] for r in rows)
 
 
+def core_passes(path: Path) -> dict[str, float]:
+    """The check set's core: the passes over the history it cannot do without, each a bare Spark
+    job (read the file, one shuffle and an aggregate or a sort and a window, nothing joined, cached
+    or collected), timed alone. Their sum is what any Spark plan of these checks pays at least:
+    the sends paired with their completions and the deliveries' first per value (lost writes), the
+    offsets' values (duplicates, replaced offsets), and the orders the windows walk: a consumer's
+    deliveries per partition (poll skips), a producer's sends per key (key order), per partition
+    (send order) and each key's sends (its home partition, write-to-readonly)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from chaoskit.checkers.spark.session import size_shuffles, spark as session
+
+    s = session()
+    df = s.read.parquet(str(path))
+    size_shuffles(s, df.count())
+    records = df.filter(F.col("pos").isNotNull())
+    sends = df.filter(F.col("pos").isNull() & (F.col("f") == "send"))
+    invokes, done = sends.filter(F.col("type") == "invoke"), sends.filter(F.col("type") != "invoke")
+
+    def walk(rows: Any, by: list[str], order: list[str], col: str) -> Any:
+        return rows.select(*by, F.lag(col).over(Window.partitionBy(*by).orderBy(*order)).alias("previous"))
+
+    jobs = {
+        "pairs": sends.groupBy("process", "value").agg(F.min("index"), F.max("offset"), F.max("partition")),
+        "first": records.groupBy("value").agg(F.min("index"), F.min("partition")),
+        "offsets": records.groupBy("topic", "partition", "offset").agg(F.min(F.xxhash64("value"))),
+        "steps": walk(records, ["process", "topic", "partition"], ["index", "pos"], "offset"),
+        "key order": walk(invokes, ["process", "key"], ["index"], "value"),
+        "send order": walk(done, ["process", "topic", "partition"], ["index"], "offset"),
+        "key homes": walk(done, ["topic", "key"], ["index"], "partition"),
+    }
+    return {name: timed(lambda: job.write.format("noop").mode("overwrite").save())[0] for name, job in jobs.items()}
+
+
 _warmed = False
 
 
@@ -134,7 +178,7 @@ def warm_up(workdir: Path, seed: int) -> float | None:
     from chaoskit.checkers.spark.session import spark as session
     path = write_parquet(synthetic.ops(seed=seed + 1, events=10_000, plant=list(synthetic.KINDS)),
                          workdir / "warm-up.parquet")
-    took, _ = timed(lambda: (session(), run_checks(History.from_path(path), engine="spark")))
+    took, _ = timed(lambda: (session(), run_checks(History.from_path(path), engine="spark"), core_passes(path)))
     return took
 
 
@@ -197,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    print("\nsummary (events/s; spark/local; each engine's time over the floor's):")
+    print("\nsummary (events/s; spark/local; each engine's and the core's time over the floor's):")
     for r in rows:
         def ratio(a: str, b: str) -> str:
             return f"{r[a] / r[b]:.2f}x" if a in r and b in r else "-"
@@ -206,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
               f"  local {r.get('local_eps', 0):>10,.0f}"
               f"  spark/local {ratio('spark_eps', 'local_eps')} (again {ratio('spark_again_eps', 'local_eps')})"
               f"  spark {ratio('floor_eps', 'spark_eps')} (again {ratio('floor_eps', 'spark_again_eps')})"
+              f"  core {ratio('floor_eps', 'bound_eps')}"
               f"  local {ratio('floor_eps', 'local_eps')}")
     return 0
 
