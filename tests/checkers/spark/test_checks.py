@@ -115,3 +115,32 @@ def test_spark_and_local_agree_when_two_producers_send_one_value(spark):
     lost = on_spark.results["lost-write"]
     assert (lost.counts["anomalies"], lost.counts["acked"]) == (1, 2)
     assert [(w["process"], w["value"]) for w in lost.witnesses] == [(0, '"same"')]  # values as JSON text
+
+
+def test_spark_gives_the_same_first_witnesses_as_local_when_anomalies_outnumber_them(spark):
+    # 24 lost writes (only offset 24 of p0 was read) and 14 sends acknowledged below the one before
+    # (p1 counts down): each check's count is all of them, its witnesses the first ones by index
+    from chaoskit.checkers.result import MAX_WITNESSES
+
+    ops: list[dict] = []
+
+    def send(proc, value, partition, offset):
+        i = len(ops)
+        ops.extend([{"index": i, "process": proc, "type": "invoke", "f": "send", "topic": "t", "key": f"k{proc}",
+                     "value": value},
+                    {"index": i + 1, "process": proc, "type": "ok", "f": "send", "topic": "t", "key": f"k{proc}",
+                     "value": value, "partition": partition, "offset": offset}])
+    for n in range(25):
+        send(0, f"a{n}", 0, n)
+        if n < 15:
+            send(1, f"b{n}", 1, 100 - n)
+    ops += [{"index": len(ops), "process": 10, "type": "invoke", "f": "poll", "topic": "t"},
+            {"index": len(ops) + 1, "process": 10, "type": "ok", "f": "poll", "topic": "t",
+             "value": [[0, 24, "k0", "a24", 0]]}]
+    names = ["lost-write", "nonmonotonic-send"]
+    on_spark = run_checks(ops, names, engine="spark")
+    assert on_spark.to_json() == run_checks(ops, names, engine="local").to_json()
+    lost, back = on_spark.results["lost-write"], on_spark.results["nonmonotonic-send"]
+    assert (lost.counts["anomalies"], back.counts["anomalies"]) == (24, 14)
+    assert [w["value"] for w in lost.witnesses] == [f'"a{n}"' for n in range(MAX_WITNESSES)]
+    assert [w["to_offset"] for w in back.witnesses] == [100 - n for n in range(1, MAX_WITNESSES + 1)]
