@@ -44,6 +44,32 @@ def test_a_spark_check_that_raises_is_unknown_and_the_others_still_run(spark, mo
     assert verdict.valid == "unknown"
 
 
+@pytest.mark.parametrize("fails", ["once", "always"])
+def test_a_check_whose_job_fails_beside_others_is_run_again_alone(spark, monkeypatch, caplog, fails):
+    # checks' jobs run two at a time: a failure there is retried alone, and only a failure alone counts
+    from chaoskit.checkers.spark import checks as spark_checks
+
+    collect, calls = spark_checks._collect, []
+
+    def flaky(plan):
+        if plan.order == ["value"]:  # duplicate's plan
+            calls.append(plan)
+            if fails == "always" or len(calls) == 1:
+                raise RuntimeError("lost a cached block")
+        return collect(plan)
+    monkeypatch.setattr(spark_checks, "_collect", flaky)
+    ops = synthetic.generate(seed=3, events=500, plant=("duplicate",)).ops
+    verdict = run_checks(ops, ["duplicate", "unseen", "lost-write"], engine="spark")
+    assert "running it again alone" in caplog.text
+    assert verdict.results["unseen"].valid is True
+    if fails == "once":
+        assert verdict.to_json() == run_checks(ops, ["duplicate", "unseen", "lost-write"], engine="local").to_json()
+        assert verdict.results["duplicate"].valid is False
+    else:
+        assert verdict.results["duplicate"].valid == "unknown"
+        assert "lost a cached block" in verdict.results["duplicate"].error
+
+
 def _relabel(x, n):
     """Case n's copy of a KEY_MOVES value: its own topics and key, so the cases share one history."""
     if isinstance(x, list):
