@@ -8,7 +8,7 @@ to it. Engines are values (equal when configured alike), so checks on one engine
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ContextManager, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, ContextManager, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
     from chaoskit.checkers.catalog import Check
@@ -39,9 +39,10 @@ class Engine(Protocol):
     def tables(self, history: History) -> ContextManager[Any]:
         """The history's tables, built once for every check of a batch, released on exit."""
 
-    def evaluate(self, checks: Sequence[Check], tables: Any) -> dict[str, Found]:
-        """Each check's anomalies over the tables; raises if any check fails (the caller then
-        runs them one at a time, so one broken check is the only unknown)."""
+    def evaluate(self, checks: Sequence[Check], tables: Any) -> Mapping[str, Found | Exception]:
+        """Each check's anomalies over the tables, or the error of a check that failed where the
+        engine can tell them apart; otherwise raises. The caller runs a failed check again alone,
+        so one broken check is the only unknown (checkers/kafka.py `_evaluate`)."""
 
 
 def engine_named(name: str, spark_master: str | None = None) -> Engine:

@@ -8,13 +8,16 @@ raises is "unknown" with the error, and the others still run.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any, Sequence
 
 from chaoskit.checkers.catalog import Check
 from chaoskit.checkers.engine import Engine, engine_named
-from chaoskit.checkers.findings import result
+from chaoskit.checkers.findings import Found, result
 from chaoskit.checkers.result import CheckResult
 from chaoskit.history.reader import History
+
+log = logging.getLogger("chaoskit.checks")
 
 
 class KafkaCheck:
@@ -57,13 +60,21 @@ def run_kafka_checks(engine: Engine, checks: Sequence[Check], history: History) 
 
 
 def _evaluate(engine: Engine, checks: Sequence[Check], tables: Any) -> dict[str, CheckResult]:
+    """Each check's result. A check that failed beside others (or all of them, when the engine
+    could not tell which one broke) runs again alone, and only a failure alone makes it unknown."""
     try:
-        return {name: result(name, found) for name, found in engine.evaluate(checks, tables).items()}
-    except Exception:  # noqa: BLE001 -- find which one broke: each alone
-        out = {}
-        for c in checks:
+        found: dict[str, Found | Exception] = dict(engine.evaluate(checks, tables))
+    except Exception as e:  # noqa: BLE001 -- which one broke is not known: each alone below
+        found = {c.name: e for c in checks}
+    out = {}
+    for c in checks:
+        got = found[c.name]
+        if isinstance(got, Exception) and len(checks) > 1:
+            log.warning("check %s failed beside other checks (%s: %s); running it again alone",
+                        c.name, type(got).__name__, str(got).splitlines()[0] if str(got) else "")
             try:
-                out[c.name] = result(c.name, engine.evaluate([c], tables)[c.name])
+                got = engine.evaluate([c], tables)[c.name]
             except Exception as e:  # noqa: BLE001 -- a check that raises is unknown, never a crash
-                out[c.name] = CheckResult.unknown(c.name, e)
-        return out
+                got = e
+        out[c.name] = CheckResult.unknown(c.name, got) if isinstance(got, Exception) else result(c.name, got)
+    return out

@@ -7,7 +7,6 @@ per plan, giving each check's count and first rows in the same order as the loca
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -17,8 +16,6 @@ from chaoskit.checkers.local.tables import READONLY_MODES
 from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
 from chaoskit.checkers.spark.tables import SparkTables
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, process_of
-
-log = logging.getLogger("chaoskit.spark")
 
 
 @dataclass
@@ -39,28 +36,20 @@ def _found(df: Any, order: list[str], post: Callable[[Row], None] | None = None,
 JOBS_AT_ONCE = 2  # measured at 1M events: one at a time 11.8-12.7 s, two 10.2-10.5 s, four 10.4-11.6 s
 
 
-def evaluate(plans: dict[str, Plan]) -> dict[str, Found]:
-    """Every plan's count, first rows and extra counts: a job per check (one union, one collect),
-    JOBS_AT_ONCE at a time (while one job's driver plans and schedules, the other's tasks run).
-    One job for everything was slower (its plan, shipped with every task, grew to megabytes). A
-    check whose job fails while others run is run again alone, and only its error then counts:
-    twice in CI, under four at once, a check reading a shared cached table failed (its error was
-    not kept; it is logged now). A plan's count and first rows are one aggregate over its rows
-    (`min_by(row, order, k)`: each task keeps its k best), so they are computed once, and nothing
-    sorts them all."""
+def evaluate(plans: dict[str, Plan]) -> dict[str, Found | Exception]:
+    """Every plan's count, first rows and extra counts, or the error its job raised: a job per
+    check (one union, one collect), JOBS_AT_ONCE at a time (while one job's driver plans and
+    schedules, the other's tasks run). One job for everything was slower (its plan, shipped with
+    every task, grew to megabytes). A failed check is run again alone by the caller
+    (checkers/kafka.py), which logs the error: twice in CI, under four at once, a check reading a
+    shared cached table failed, and its error was not kept. A plan's count and first rows are one
+    aggregate over its rows (`min_by(row, order, k)`: each task keeps its k best), so they are
+    computed once, and nothing sorts them all."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(JOBS_AT_ONCE, thread_name_prefix="chaoskit-check") as pool:
         running = {name: pool.submit(_collect, plan) for name, plan in plans.items()}
-    found = {}
-    for name, job in running.items():
-        try:
-            found[name] = job.result()
-        except Exception as e:  # noqa: BLE001 -- judged alone below; an error there is the check's
-            log.warning("check %s failed while other checks ran (%s: %s); running it again alone",
-                        name, type(e).__name__, str(e).splitlines()[0] if str(e) else "")
-            found[name] = _collect(plans[name])
-    return found
+    return {name: job.exception() or job.result() for name, job in running.items()}
 
 
 def _collect(plan: Plan) -> Found:

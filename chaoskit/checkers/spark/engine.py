@@ -41,7 +41,7 @@ class SparkEngine:
             finally:
                 tables.release()
 
-    def evaluate(self, checks: Sequence[Check], tables: Any) -> dict[str, Found]:
+    def evaluate(self, checks: Sequence[Check], tables: Any) -> dict[str, Found | Exception]:
         """Every check over the same tables, a job per check (spark/checks.py `evaluate`)."""
         from chaoskit.checkers.local.jepsen_checks import pick
         from chaoskit.checkers.spark import checks as ours
