@@ -6,6 +6,7 @@ JSONL); otherwise a temporary copy is written for the job and removed after it.
 from __future__ import annotations
 
 import tempfile
+from functools import partial
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,4 +48,5 @@ class SparkEngine:
         from chaoskit.checkers.spark import checks as ours
         from chaoskit.checkers.spark import jepsen_checks
 
-        return ours.evaluate({c.name: pick(ours, jepsen_checks, c.function, tables.jepsen)(tables) for c in checks})
+        return ours.evaluate({c.name: partial(pick(ours, jepsen_checks, c.function, tables.jepsen), tables)
+                              for c in checks})

@@ -11,6 +11,7 @@ only the rare ops whose value is structured (modes, coordinators, key callbacks)
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 from chaoskit.checkers.local.tables import RESETS
@@ -29,6 +30,7 @@ class SparkTables:
         self.F = F
         self._kept: list[Any] = []
         self._shared: dict[str, Any] = {}
+        self._lock = threading.RLock()
         if "pos" not in rows.columns:
             raise ValueError("this Parquet history has its poll records nested (an older chaoskit wrote it): "
                              "check the history.jsonl beside it, which writes a new Parquet copy")
@@ -114,9 +116,10 @@ class SparkTables:
 
     def shared(self, name: str, build: Callable[[SparkTables], Any]) -> Any:
         """The table `build(self)` makes, built and cached once for every check that reads it."""
-        if name not in self._shared:
-            self._shared[name] = self.kept(build(self))
-        return self._shared[name]
+        with self._lock:  # checks are planned on several threads (spark/checks.py `evaluate`)
+            if name not in self._shared:
+                self._shared[name] = self.kept(build(self))
+            return self._shared[name]
 
     def kept(self, df: Any) -> Any:
         """`df` cached until release(): a table that a plan reads more than once."""
