@@ -3,7 +3,9 @@
 local[2] unless a master is given (`--spark-master`: spark://, yarn, k8s://, or sc:// for Spark
 Connect); no UI; no adaptive execution, shuffle partitions sized per history from its rows and the
 cores instead (`size_shuffles`); compiled code kept for every stage of a check set (`CODEGEN_CACHE`);
-the local driver's heap a quarter of the machine's memory (`driver_memory`). pyspark is imported here only, so nothing else pays for the JVM.
+the local driver's heap a quarter of the machine's memory (`driver_memory`); pyspark's capture
+of each DataFrame call's Python call site off (four JVM round trips a call). pyspark is imported
+here only, so nothing else pays for the JVM.
 
 Quiet: the terminal shows chaoskit's lines only. The JVM (and the Python workers it starts) write
 to the process's Spark log (`log_path()`: CHAOSKIT_SPARK_LOG, or a file in the temporary directory;
