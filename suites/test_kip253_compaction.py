@@ -33,7 +33,10 @@ MOVED = {"moved-value-kept": {"moved_keys": 5}}
 
 
 def _run(chaos, keys: int):
+    # unpatched, the drain waits in vain for values the cleaner removed before the group read them
+    # (lost-write then fires beside moved-value-kept): do not wait long
     return chaos.run(topics=[Topic(TOPIC, 4, config=COMPACTED)], broker_config=CLEANER,
+                     drain_timeout_s=chaos.pick(patched=60, unpatched=15),
                      workload_options={"producers": 3, "consumers": 2, "keys": keys, "rate": 40})
 
 
