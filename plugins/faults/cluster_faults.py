@@ -342,7 +342,13 @@ def _made(admin: Any, op: str, topic: str, count: int) -> dict[int, Any] | None:
     return None
 
 
-def _settled(admin: Any, op: str, topic: str, count: int, within_s: float = 5.0) -> dict[int, Any] | None:
+# the refusal read ZooKeeper, so the change is made; after a controller failover the brokers'
+# metadata shows it once the new controller is elected and sends it (a session timeout, 6 s, and
+# more on a slow host: 5 s was seen too short in CI)
+SETTLED_WITHIN_S = 20.0
+
+
+def _settled(admin: Any, op: str, topic: str, count: int, within_s: float = SETTLED_WITHIN_S) -> dict[int, Any] | None:
     """_made, asked until the brokers' metadata shows a change the controller already answered for
     (a retry refused because an attempt cut short by a controller failover did make it); each miss
     asks the next broker, as one a fault cut off from the controller may not hear of it for long."""
