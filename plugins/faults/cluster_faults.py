@@ -342,9 +342,10 @@ def _made(admin: Any, op: str, topic: str, count: int) -> dict[int, Any] | None:
     return None
 
 
-# the refusal read ZooKeeper, so the change is made; after a controller failover the brokers'
-# metadata shows it once the new controller is elected and sends it (a session timeout, 6 s, and
-# more on a slow host: 5 s was seen too short in CI)
+# how long a retry refused as already done (INVALID_PARTITIONS) waits for metadata to show the
+# change: the refusal read ZooKeeper, so the change is made; after a controller failover the
+# brokers' metadata shows it once the new controller is elected and sends it (a session timeout,
+# 6 s, and more on a slow host: 5 s was seen too short in CI); expand_batch.py waits as long
 SETTLED_WITHIN_S = 20.0
 
 

@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
+from chaoskit_plugins.faults.cluster_faults import SETTLED_WITHIN_S
 
 RETRY_S = 30.0
 
@@ -90,7 +91,7 @@ def _partitions(admin: Any, topic: str) -> int:
     return len(described[0]["partitions"]) if described else 0
 
 
-def _grown(admin: Any, topic: str, count: int, within_s: float = 5.0) -> bool:
+def _grown(admin: Any, topic: str, count: int, within_s: float = SETTLED_WITHIN_S) -> bool:
     """Does the topic have `count` partitions? Asked until metadata shows it (a broker's may lag
     the controller that refused a retry because an attempt cut short had already grown it)."""
     try:
