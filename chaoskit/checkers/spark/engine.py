@@ -6,9 +6,9 @@ JSONL); otherwise a temporary copy is written for the job and removed after it.
 from __future__ import annotations
 
 import tempfile
-from functools import partial
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
