@@ -2,8 +2,8 @@
 
 The Parquet history (history/parquet.py: an op's row, then a row per record an ok poll delivered)
 is not cached whole: the delivered records (read by every pass over offsets, steps and first
-deliveries) and the few ops that are neither sends nor polls are cached, the sends are read from
-the file once, into the table of sends with their completion and their value's first delivery;
+deliveries) and the few ops that are neither sends nor polls are cached, the invokes and the
+completions are read from the file once each, into the table of sends with their completion and their value's first delivery;
 that table, what each offset was seen holding (as fingerprints of the values: 64-bit hashes, see
 `fingerprint`), and, through `shared`, consumers' steps are cached once, until `release()`.
 Nothing is exploded or parsed from JSON on the hot path: records come exploded from the file, and
@@ -48,15 +48,17 @@ class SparkTables:
                                                                   "offset", "key", "value"))
         # the ops neither sent nor polled (admin, callbacks, resets, the restore read): few, read by several checks
         self.rare = rare = self.kept(ops.filter(~F.col("f").isin("send", "poll")).drop("extra"))
-        # the send ops shuffled once, by value: the completions' aggregate, the join to the invokes and
-        # the join to the first deliveries (also by value) then move no row again
-        send_ops = ops.filter(F.col("f") == "send").repartition("value")
-        invokes = send_ops.filter(F.col("type") == "invoke").select(
+        # the invokes and the completions each shuffled once, by value (each filtered first: a
+        # shuffle of every send op, shared, was pruned to each side's columns, so Spark shuffled it
+        # twice, both kinds each time): the completions' aggregate, the join to the invokes and the
+        # join to the first deliveries (also by value) then move no row again
+        send_ops = ops.filter(F.col("f") == "send")
+        invokes = send_ops.filter(F.col("type") == "invoke").repartition("value").select(
             "process", "value", "key", "topic", "index", F.col("time_ns").alias("invoke_ns"))
         # each (process, value)'s first completion; min_by over fixed-width columns keeps it a hash
         # aggregate (a min of a struct holding text would sort every send)
         status = F.when(F.col("type") == "ok", 0).when(F.col("type") == "fail", 1).otherwise(2)
-        done = (send_ops.filter(F.col("type") != "invoke").groupBy("process", "value")
+        done = (send_ops.filter(F.col("type") != "invoke").repartition("value").groupBy("process", "value")
                 .agg(F.min_by(status, "index").alias("status"), F.min_by("partition", "index").alias("partition"),
                      F.min_by("offset", "index").alias("offset"), F.min("index").alias("done_index"),
                      F.min_by("time_ns", "index").alias("done_ns"))
