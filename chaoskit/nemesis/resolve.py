@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.targets import Target, parse_target
 
 CLIENT = "client"
+# a controller that died or was cut off holds /controller until its ZooKeeper session expires (6 s
+# by default), then another is elected: a window that opens in between waits for that election
+ELECTION_WITHIN_S = 20.0
 
 
 class TargetUnavailable(RuntimeError):
@@ -28,10 +32,11 @@ def resolve(target: str | Target, cluster: Any, pick: int = 0) -> str:
             raise TargetUnavailable(f"{t}: the cluster has brokers {sorted(cluster.brokers)}")
         return cluster.brokers[t.broker].name
     if t.kind == "active-controller":
-        node = cluster.active_controller()
-        if node is None:
-            raise TargetUnavailable(f"{t}: no controller holds /controller right now")
-        return node.name
+        try:
+            return wait_for(cluster.active_controller, ELECTION_WITHIN_S, "a controller", interval=0.1).name
+        except NotReady:
+            raise TargetUnavailable(f"{t}: no controller held /controller within {ELECTION_WITHIN_S:.0f} s "
+                                    "(a failover that elected no one)") from None
     if t.kind == "random-broker":
         live = sorted(i for i, b in cluster.brokers.items() if b.running)
         if not live:

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from chaoskit.nemesis import resolve as resolving
 from chaoskit.nemesis.resolve import TargetUnavailable, node_names, resolve
 from chaoskit.protocol.zk_layout import NO_LEADER
 
@@ -42,6 +43,15 @@ def test_each_kind_names_the_node_it_means_now():
     ("random-broker", cluster(running=()), "no broker"),
     ("broker:7", cluster(), "brokers"),
 ])
-def test_a_target_naming_nothing_says_why(target, c, message):
+def test_a_target_naming_nothing_says_why(target, c, message, monkeypatch):
+    monkeypatch.setattr(resolving, "ELECTION_WITHIN_S", 0.3)
     with pytest.raises(TargetUnavailable, match=message):
         resolve(target, c)
+
+
+def test_a_window_opening_during_a_failover_waits_for_the_election():
+    # /controller is empty between the old controller's session expiring and the next one's election
+    c, answers = cluster(controller=2), iter([None, None, None])
+    elected = c.active_controller
+    c.active_controller = lambda: next(answers, None) or elected()
+    assert resolve("active-controller", c) == "controller-2"
