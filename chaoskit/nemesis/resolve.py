@@ -23,7 +23,8 @@ class TargetUnavailable(RuntimeError):
 
 
 def resolve(target: str | Target, cluster: Any, pick: int = 0) -> str:
-    """The node name (e.g. "broker-2", "controller-1", "client") that `target` names now."""
+    """The node name (e.g. "broker-2", "controller-1", "client") that `target` names now
+    (`active-controller`: once a controller holds /controller, waiting out an election)."""
     t = parse_target(target) if isinstance(target, str) else target
     if t.kind == "client":
         return CLIENT

@@ -46,6 +46,7 @@ from chaoskit.cluster.topology import link_name
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit.nemesis.link_sets import isolate
+from chaoskit.nemesis.resolve import ELECTION_WITHIN_S
 from chaoskit.nemesis.targets import parse_target
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID, latest_offset
@@ -344,9 +345,9 @@ def _made(admin: Any, op: str, topic: str, count: int) -> dict[int, Any] | None:
 
 # how long a retry refused as already done (INVALID_PARTITIONS) waits for metadata to show the
 # change: the refusal read ZooKeeper, so the change is made; after a controller failover the
-# brokers' metadata shows it once the new controller is elected and sends it (a session timeout,
-# 6 s, and more on a slow host: 5 s was seen too short in CI); expand_batch.py waits as long
-SETTLED_WITHIN_S = 20.0
+# brokers' metadata shows it once the new controller is elected and sends it, so as long as a
+# target waits for that election (5 s was seen too short in CI); expand_batch.py waits as long
+SETTLED_WITHIN_S = ELECTION_WITHIN_S
 
 
 def _settled(admin: Any, op: str, topic: str, count: int, within_s: float = SETTLED_WITHIN_S) -> dict[int, Any] | None:
