@@ -1,9 +1,14 @@
 """Histories as Parquet: the schema's columns, typed, for Spark (docs/history.md, "Parquet").
 
-One row per op, then, right after an ok poll's row, one row per record it delivered (`pos` its
-place in the poll; null on op rows): the records are exploded here, once, so Spark reads deliveries
-as plain typed rows. A record row carries its poll's index, time, process and topic, `f` "poll",
-`type` "ok", and the record's partition, offset, key, value and leader epoch.
+One row per op and one row per record an ok poll delivered (`pos` its place in the poll; null on
+op rows): the records are exploded here, once, so Spark reads deliveries as plain typed rows. A
+record row carries its poll's index, time, process and topic, `f` "poll", `type` "ok", and the
+record's partition, offset, key, value and leader epoch.
+
+Each batch of ops is written as row groups of one kind each (`GROUPS`: send invokes, send
+completions, polls, other ops, records), in index order within each: a Spark scan filtered by
+kind skips the other kinds' row groups by their statistics instead of decoding them, and the
+checks scan the file once per kind they read. Readers that need the ops in order sort by index.
 
 `value`, `node` and any extra keys are stored as JSON text (`value` in its canonical form, see
 `value_text`), `process` as text. Written in row groups of ROWS ops, so a history of millions of
@@ -35,36 +40,41 @@ def arrow_schema() -> Any:
     return pa.schema([(name, pa.int64() if name in _INTS else pa.string()) for name in NAMES])
 
 
+GROUPS = ("invokes", "completions", "polls", "other ops", "records")
+_INVOKES, _COMPLETIONS, _POLLS, _OTHERS, _RECORDS = range(len(GROUPS))
+
+
 class _Batch:
-    """A batch of rows (an op's, then its records'), as tuples in NAMES order; `table()` transposes them."""
+    """A batch of rows in NAMES order, one list per kind (GROUPS); `tables()` transposes each."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[Any, ...]] = []
+        self.groups: list[list[tuple[Any, ...]]] = [[] for _ in GROUPS]
         self.ops = 0
 
     def add(self, op: Op) -> None:
         g = op.get  # the hot loop of a conversion: one get per column, no intermediate list
         process, value, error, key, node = g("process"), g("value"), g("error"), g("key"), g("node")
         process = None if process is None else str(process)
-        topic, index, time_ns = g("topic"), g("index"), g("time_ns")
+        topic, index, time_ns, f, type_ = g("topic"), g("index"), g("time_ns"), g("f"), g("type")
         extra = None if _COLUMN_SET.issuperset(op) else \
             json_text({k: v for k, v in op.items() if k not in _COLUMN_SET}, sort=False)
-        self.rows.append((index, time_ns, process, g("type"), g("f"), None if value is None else value_text(value),
-                          None if error is None else str(error), topic, g("partition"),
-                          None if key is None else str(key), g("offset"), g("leader_epoch"),
-                          None if node is None else value_text(node), extra, None))
+        group = (_OTHERS if f != "send" else _INVOKES if type_ == "invoke" else _COMPLETIONS) if f != "poll" else _POLLS
+        self.groups[group].append((index, time_ns, process, type_, f, None if value is None else value_text(value),
+                                   None if error is None else str(error), topic, g("partition"),
+                                   None if key is None else str(key), g("offset"), g("leader_epoch"),
+                                   None if node is None else value_text(node), extra, None))
         self.ops += 1
         records = poll_records(op)
         if records:
-            self.rows.extend((index, time_ns, process, "ok", "poll", v, None, topic, p, k, o, e, None, None, pos)
-                             for pos, (p, o, k, v, e) in enumerate(records))
+            self.groups[_RECORDS].extend((index, time_ns, process, "ok", "poll", v, None, topic, p, k, o, e, None, None,
+                                          pos) for pos, (p, o, k, v, e) in enumerate(records))
 
-    def table(self) -> Any:
+    def tables(self) -> list[Any]:
         import pyarrow as pa
 
         schema = arrow_schema()
-        return pa.Table.from_arrays([pa.array(col, type=field.type) for col, field in zip(zip(*self.rows), schema)],
-                                    schema=schema)
+        return [pa.Table.from_arrays([pa.array(col, type=field.type) for col, field in zip(zip(*rows), schema)],
+                                     schema=schema) for rows in self.groups if rows]
 
 
 def _batches(ops: Iterable[Op]) -> Iterator[_Batch]:
@@ -81,7 +91,7 @@ def _batches(ops: Iterable[Op]) -> Iterator[_Batch]:
 def write_parquet(ops: Iterable[Op], path: str | Path) -> Path:
     """Write ops (any iterable, streamed in row groups) to one Parquet file."""
     with _gc_paused():
-        return _write_tables(([batch.table()] for batch in _batches(ops)), path)
+        return _write_tables((batch.tables() for batch in _batches(ops)), path)
 
 
 def convert_jsonl(jsonl: str | Path, path: str | Path, workers: int | None = None) -> tuple[Path, list[str]]:
@@ -133,7 +143,7 @@ def _convert_chunk(path: Path, start: int, end: int, first_line: int, problems: 
     with open(path, "rb") as f:
         f.seek(start)
         lines = f.read(end - start).splitlines(keepends=True)
-    return [batch.table() for batch in _batches(jsonl_ops(lines, problems, first_line))]
+    return [table for batch in _batches(jsonl_ops(lines, problems, first_line)) for table in batch.tables()]
 
 
 def _convert_chunk_apart(job: tuple[Path, int, int, int]) -> tuple[list[Any], list[str]]:
@@ -179,7 +189,8 @@ def read_parquet(path: str | Path) -> list[Op]:
     import pyarrow.parquet as pq
 
     table = pq.read_table(path, columns=[*COLUMNS, "extra", "pos"])
-    table = table.filter(pc.is_null(table.column("pos"))).drop_columns(["pos"])
+    # the op rows in index order (each batch's kinds are row groups apart)
+    table = table.filter(pc.is_null(table.column("pos"))).drop_columns(["pos"]).sort_by("index")
     ops = []
     for row in table.to_pylist():
         extra = row.pop("extra")

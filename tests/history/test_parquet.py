@@ -23,7 +23,7 @@ def test_round_trip_keeps_every_op_and_extra_keys(tmp_path: Path, monkeypatch):
     assert again.ops == ops and again.source == path
 
 
-def test_poll_records_are_rows_of_their_own_typed_after_their_poll(tmp_path: Path):
+def test_poll_records_are_rows_of_their_own_typed_with_their_poll(tmp_path: Path):
     op = {"index": 0, "process": 4, "type": "ok", "f": "poll", "topic": "t",
           "value": [[1, 7, "k1", [0, "k1", 3], 2], [1, 8, None, None, None]]}
     table = pq.read_table(History([op]).to_parquet(tmp_path / "h.parquet"))
@@ -47,6 +47,31 @@ def _jsonl(tmp_path: Path, ops: list[dict], bad: dict[int, str]) -> Path:
     path = tmp_path / "history.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def test_each_row_group_holds_one_kind_of_row_so_a_scan_by_kind_skips_the_others(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(parquet, "ROWS", 500)
+    ops = synthetic.generate(seed=1, events=2000, plant=["key-order"]).ops
+    path = History(ops).to_parquet(tmp_path / "h.parquet")
+    file = pq.ParquetFile(path)
+
+    def kind(row: dict) -> str:
+        if row["pos"] is not None:
+            return "records"
+        if row["f"] == "send":
+            return "invokes" if row["type"] == "invoke" else "completions"
+        return "polls" if row["f"] == "poll" else "other ops"
+
+    kinds = [{kind(r) for r in file.read_row_group(i, columns=["f", "type", "pos"]).to_pylist()}
+             for i in range(file.num_row_groups)]
+    assert all(len(k) == 1 for k in kinds)
+    assert {k for (k,) in kinds} == set(parquet.GROUPS)
+    # the statistics a filtered scan skips by: a records group's pos has no null, an op group's only nulls
+    for i in range(file.num_row_groups):
+        stats = file.metadata.row_group(i).column(file.schema_arrow.get_field_index("pos")).statistics
+        assert (stats.null_count == 0) == (kinds[i] == {"records"})
+    # the ops come back in index order all the same
+    assert History.from_path(path).ops == ops
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -1,12 +1,13 @@
 """The history as the DataFrames the Spark checks read: the tables of checkers/local/tables.py.
 
-The Parquet history (history/parquet.py: an op's row, then a row per record an ok poll delivered)
-is not cached whole: the delivered records (read by every pass over offsets, steps and first
-deliveries) and the few ops that are neither sends nor polls are cached, the invokes and the
-completions are read from the file once each, into the table of sends with their completion and
-their value's first delivery; that table, what each offset was seen holding (as fingerprints of
-the values: 64-bit hashes, see `fingerprint`), and, through `shared`, consumers' steps are cached
-once, until `release()`.
+The Parquet history (history/parquet.py: a row per op and per record an ok poll delivered, in row
+groups of one kind each) is not cached whole: the delivered records (read by every pass over
+offsets, steps and first deliveries) and the few ops that are neither sends nor polls are cached,
+the invokes and the completions are read from the file once each (each scan reads its kind's row
+groups only: the filters below skip the rest by their statistics), into the table of sends with
+their completion and their value's first delivery; that table, what each offset was seen holding
+(as fingerprints of the values: 64-bit hashes, see `fingerprint`), and, through `shared`,
+consumers' steps are cached once, until `release()`.
 Nothing is exploded or parsed from JSON on the hot path: records come exploded from the file, and
 only the rare ops whose value is structured (modes, coordinators, key callbacks) are parsed.
 """
