@@ -150,6 +150,11 @@ SQL_SETTINGS = {
     # every shuffle, a job and a plan each, and costs more than its coalescing saves across a dozen
     # small-output checks; shuffles are sized up front (size_shuffles)
     "spark.sql.adaptive.enabled": "false",
+    # the cached tables (tables.py `kept`) stored uncompressed: compressing them cost more than all
+    # their reads (10M events, alternately in one process: the check set 69.6-71.4 s against
+    # 79.5-82.8 s; the table of sends cached in 13-16 s against 22-27 s). They take 1.6 times the
+    # memory (0.8 GB against 0.5 GB at 10M events) and spill to disk as a compressed cache would
+    "spark.sql.inMemoryColumnarStorage.compressed": "false",
 }
 
 
