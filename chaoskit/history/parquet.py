@@ -11,7 +11,7 @@ kind skips the other kinds' row groups by their statistics instead of decoding t
 checks scan the file once per kind they read. Readers that need the ops in order sort by index.
 
 `value`, `node` and any extra keys are stored as JSON text (`value` in its canonical form, see
-`value_text`), `process` as text. Written in row groups of ROWS ops, so a history of millions of
+`value_text`), `process` as text. Written in batches of ROWS ops, so a history of millions of
 ops never sits in memory twice; `convert_jsonl` streams a recorder's JSONL file to Parquet without
 holding its ops at all (orjson parses, the columns are built per batch).
 """
@@ -58,11 +58,10 @@ class _Batch:
         topic, index, time_ns, f, type_ = g("topic"), g("index"), g("time_ns"), g("f"), g("type")
         extra = None if _COLUMN_SET.issuperset(op) else \
             json_text({k: v for k, v in op.items() if k not in _COLUMN_SET}, sort=False)
-        group = (_OTHERS if f != "send" else _INVOKES if type_ == "invoke" else _COMPLETIONS) if f != "poll" else _POLLS
-        self.groups[group].append((index, time_ns, process, type_, f, None if value is None else value_text(value),
-                                   None if error is None else str(error), topic, g("partition"),
-                                   None if key is None else str(key), g("offset"), g("leader_epoch"),
-                                   None if node is None else value_text(node), extra, None))
+        self.groups[_group_of(f, type_)].append((
+            index, time_ns, process, type_, f, None if value is None else value_text(value),
+            None if error is None else str(error), topic, g("partition"), None if key is None else str(key),
+            g("offset"), g("leader_epoch"), None if node is None else value_text(node), extra, None))
         self.ops += 1
         records = poll_records(op)
         if records:
@@ -75,6 +74,13 @@ class _Batch:
         schema = arrow_schema()
         return [pa.Table.from_arrays([pa.array(col, type=field.type) for col, field in zip(zip(*rows), schema)],
                                      schema=schema) for rows in self.groups if rows]
+
+
+def _group_of(f: Any, type_: Any) -> int:
+    """The row group kind (GROUPS) of an op's own row."""
+    if f == "send":
+        return _INVOKES if type_ == "invoke" else _COMPLETIONS
+    return _POLLS if f == "poll" else _OTHERS
 
 
 def _batches(ops: Iterable[Op]) -> Iterator[_Batch]:

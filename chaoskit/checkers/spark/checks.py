@@ -75,11 +75,10 @@ def _collect(plan: Plan) -> Found:
     n = F.count(F.lit(1))
     if plan.where is not None:  # min_by passes over rows whose order is null
         row, key, n = F.when(plan.where, row), F.when(plan.where, key), F.count_if(plan.where)
-    tallies = plan.tallies
     union = plan.df.agg(F.lit("").alias("count"), n.alias("n"),
                         F.to_json(F.min_by(row, key, LIMIT), {"ignoreNullFields": "false"}).alias("rows"),
-                        (F.to_json(F.struct(*(F.count_if(c).alias(name) for name, c in tallies.items())))
-                         if tallies else F.lit(None).cast("string")).alias("tallies"))
+                        (F.to_json(F.struct(*(F.count_if(c).alias(name) for name, c in plan.tallies.items())))
+                         if plan.tallies else F.lit(None).cast("string")).alias("tallies"))
     for count_name, cdf in plan.counts.items():
         union = union.union(cdf.select(F.lit(count_name).alias("count"), F.col("n").cast("long").alias("n"),
                                        F.lit(None).cast("string").alias("rows"),
