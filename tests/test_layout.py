@@ -1,6 +1,7 @@
 """The layout convention: every package has a docstring, every module says what it is,
 every package with code has a matching test module, and chaoskit's top level holds only its
-public face (the run is in chaoskit/run/, the pytest side in chaoskit/suite/).
+public face (the run is in chaoskit/run/, the pytest side in chaoskit/suite/), and no module draws
+from random's global state (a run's choices come from its seed alone).
 
 A package chaoskit/a/b is matched by tests/a/b/test_*.py or tests/a/test_b.py;
 plugins/x by tests/plugins/x/test_*.py or tests/plugins/test_x.py; a top-level module
@@ -61,6 +62,40 @@ def test_every_module_has_a_docstring():
         if not ast.get_docstring(ast.parse(p.read_text()))
     ]
     assert not missing, "modules without a docstring saying what they are: " + ", ".join(missing)
+
+
+# random's module-level functions share one global state that other libraries' threads move too
+# (kazoo's ZooKeeper loop, kafka-python's and aiokafka's node choice): a draw from it cannot be
+# replayed from a run's seed. Only the classes are allowed.
+SEEDABLE = {"Random", "SystemRandom"}
+
+
+def global_random_uses(source: str) -> list[int]:
+    """Lines that draw from the global random state: random.f(...) or `from random import f`."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module == "random":
+            lines += [node.lineno for alias in node.names if alias.name not in SEEDABLE]
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "random"
+              and node.attr not in SEEDABLE):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_no_module_draws_from_the_global_random_state():
+    found = [
+        f"{p.relative_to(ROOT)}:{line}"
+        for src in SOURCE_ROOTS
+        for p in sorted(src.rglob("*.py"))
+        for line in global_random_uses(p.read_text())
+    ]
+    assert not found, "draws from the global random state, which no seed replays: " + ", ".join(found)
+
+
+def test_global_random_uses_fire_on_the_module_functions_only():
+    assert global_random_uses("import random\nrandom.shuffle(x)\nfrom random import choice") == [2, 3]
+    assert global_random_uses("import random\nrng = random.Random(7)\nrng.shuffle(x)\n"
+                              "from random import Random, SystemRandom") == []
 
 
 def test_checker_finds_a_package_without_tests(tmp_path: Path):
