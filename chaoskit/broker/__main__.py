@@ -6,16 +6,16 @@ port in use exits with code 2 and one line saying what to fix; unreachable ZooKe
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
 import signal
 import sys
 
-from chaoskit.broker.config import BrokerConfig, ConfigError
+from chaoskit.broker.config import BrokerConfig
 from chaoskit.broker.service import BrokerService, StartupError
 from chaoskit.broker.zk import ZkUnavailable
+from chaoskit.protocol.node_config import config_from_args
 
 
 async def run(config: BrokerConfig) -> int:
@@ -44,19 +44,8 @@ async def run(config: BrokerConfig) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m chaoskit.broker", description="Run one chaoskit broker.")
-    parser.add_argument("--config", required=True, metavar="FILE", help="the broker's JSON config (docs/internals.md)")
-    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    args = parser.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("kazoo").setLevel(logging.WARNING)
-    try:
-        config = BrokerConfig.load(args.config)
-    except ConfigError as e:
-        print(f"chaoskit.broker: {e}", file=sys.stderr)
-        return 2
-    return asyncio.run(run(config))
+    config = config_from_args(argv, "broker", BrokerConfig.load)
+    return config if isinstance(config, int) else asyncio.run(run(config))
 
 
 if __name__ == "__main__":

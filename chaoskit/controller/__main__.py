@@ -6,7 +6,6 @@ code 2 and one line saying what to fix; unreachable ZooKeeper with code 1.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import signal
@@ -15,7 +14,7 @@ import threading
 
 from chaoskit.controller.config import ControllerConfig
 from chaoskit.controller.controller import Controller, ZkUnreachable
-from chaoskit.protocol.node_config import ConfigError
+from chaoskit.protocol.node_config import config_from_args
 
 
 def run(config: ControllerConfig) -> int:
@@ -45,19 +44,8 @@ def run(config: ControllerConfig) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m chaoskit.controller", description="Run one chaoskit controller.")
-    parser.add_argument("--config", required=True, metavar="FILE", help="the controller's JSON config (docs/internals.md)")
-    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    args = parser.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("kazoo").setLevel(logging.WARNING)
-    try:
-        config = ControllerConfig.load(args.config)
-    except ConfigError as e:
-        print(f"chaoskit.controller: {e}", file=sys.stderr)
-        return 2
-    return run(config)
+    config = config_from_args(argv, "controller", ControllerConfig.load)
+    return config if isinstance(config, int) else run(config)
 
 
 if __name__ == "__main__":

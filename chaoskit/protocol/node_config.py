@@ -3,10 +3,14 @@
 Both processes parse their files with these, so they accept and refuse exactly the same spellings.
 A config is a JSON object of Kafka-style keys; a `Spec` maps each key to (attribute, parser,
 default) and `parse_spec` checks an object against it. A parser is `parser(key, value) -> value`
-and raises ConfigError naming the key, what was given and what is allowed.
+and raises ConfigError naming the key, what was given and what is allowed. `config_from_args` is the
+command line both nodes take to load one.
 """
 from __future__ import annotations
 
+import argparse
+import logging
+import sys
 from typing import Any, Callable, Iterable
 
 Parser = Callable[[str, Any], Any]
@@ -18,6 +22,24 @@ MAX_MS = 2**31 - 1  # a Java int, as Kafka's millisecond settings are
 
 class ConfigError(ValueError):
     """A config file the process cannot run with; the message says what to change."""
+
+
+def config_from_args(argv: list[str] | None, node: str, load: Callable[[str], Any]) -> Any:
+    """The command line both `python -m chaoskit.broker` and `python -m chaoskit.controller` take
+    (--config FILE, --log-level): logging set up on stderr, then `load(FILE)`'s config, or exit code 2
+    after one line saying what to fix in the file."""
+    parser = argparse.ArgumentParser(prog=f"python -m chaoskit.{node}", description=f"Run one chaoskit {node}.")
+    parser.add_argument("--config", required=True, metavar="FILE", help=f"the {node}'s JSON config (docs/internals.md)")
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kazoo").setLevel(logging.WARNING)
+    try:
+        return load(args.config)
+    except ConfigError as e:
+        print(f"chaoskit.{node}: {e}", file=sys.stderr)
+        return 2
 
 
 def parse_address(key: str, value: Any, *, allow_port_zero: bool = False) -> tuple[str, int]:

@@ -38,3 +38,17 @@ def test_parse_spec_fills_defaults_and_names_unknown_and_missing_keys():
         parse_spec({"a.b": 3, "x": 1}, spec)
     with pytest.raises(ConfigError, match="a.b is required"):
         parse_spec({"c": True}, spec)
+
+
+def test_the_nodes_command_line_loads_the_config_or_exits_2_with_one_line(tmp_path, capsys):
+    from chaoskit.protocol.node_config import config_from_args
+
+    def load(path: str) -> dict:
+        if path.endswith("bad.json"):
+            raise ConfigError("num.partitions: expected an integer, got 'x'")
+        return {"from": path}
+
+    assert config_from_args(["--config", "good.json"], "broker", load) == {"from": "good.json"}
+    assert config_from_args(["--config", "bad.json", "--log-level", "DEBUG"], "controller", load) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["chaoskit.controller: num.partitions: expected an integer, got 'x'"]
