@@ -74,21 +74,8 @@ class AiokafkaClient(StockClient):
     async def _start_consumer(self, topic: str) -> Any:
         from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
 
-        client = self
-
-        class Listener(ConsumerRebalanceListener):
-            def on_partitions_revoked(self, revoked: Any) -> None:
-                client.record("on_partitions_revoked", revoked)
-
-            def on_partitions_assigned(self, assigned: Any) -> None:
-                client.record("on_partitions_assigned", assigned)
-
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group_for(topic),
-                                    auto_offset_reset="earliest", enable_auto_commit=True,
-                                    auto_commit_interval_ms=500, session_timeout_ms=10_000,
-                                    heartbeat_interval_ms=1_000, metadata_max_age_ms=METADATA_MAX_AGE_MS,
-                                    client_id=f"chaoskit-{self.process}")
-        consumer.subscribe([topic], listener=Listener())
+        consumer = AIOKafkaConsumer(**self.group_consumer_settings(topic))
+        consumer.subscribe([topic], listener=self.recording_listener(ConsumerRebalanceListener))
         await consumer.start()
         return consumer
 

@@ -49,6 +49,26 @@ class StockClient(ClientBase):
     def close_own(self) -> None:
         raise NotImplementedError
 
+    def recording_listener(self, base: type) -> Any:
+        """A rebalance listener of the library's class `base` that records each revoke and assignment."""
+        client = self
+
+        class Listener(base):  # type: ignore[misc, valid-type]
+            def on_partitions_revoked(self, revoked: Any) -> None:
+                client.record("on_partitions_revoked", revoked)
+
+            def on_partitions_assigned(self, assigned: Any) -> None:
+                client.record("on_partitions_assigned", assigned)
+
+        return Listener()
+
+    def group_consumer_settings(self, topic: str) -> dict[str, Any]:
+        """The group consumer's settings in the Java client's names (kafka-python and aiokafka share them)."""
+        return dict(bootstrap_servers=self.bootstrap, group_id=self.group_for(topic), auto_offset_reset="earliest",
+                    enable_auto_commit=True, auto_commit_interval_ms=500, session_timeout_ms=10_000,
+                    heartbeat_interval_ms=1_000, metadata_max_age_ms=METADATA_MAX_AGE_MS,
+                    client_id=f"chaoskit-{self.process}")
+
 
 class KafkaPythonClient(StockClient):
     name = "kafka-python"
@@ -79,21 +99,9 @@ class KafkaPythonClient(StockClient):
         from kafka import ConsumerRebalanceListener, KafkaConsumer
 
         if self._consumer is None:
-            client = self
-
-            class Listener(ConsumerRebalanceListener):
-                def on_partitions_revoked(self, revoked: Any) -> None:
-                    client.record("on_partitions_revoked", revoked)
-
-                def on_partitions_assigned(self, assigned: Any) -> None:
-                    client.record("on_partitions_assigned", assigned)
-
-            self._consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group_for(op["topic"]),
-                                           auto_offset_reset="earliest", enable_auto_commit=True,
-                                           auto_commit_interval_ms=500, session_timeout_ms=10_000,
-                                           heartbeat_interval_ms=1_000, metadata_max_age_ms=METADATA_MAX_AGE_MS,
-                                           max_poll_records=self.max_records, client_id=f"chaoskit-{self.process}")
-            self._consumer.subscribe([op["topic"]], listener=Listener())
+            self._consumer = KafkaConsumer(**self.group_consumer_settings(op["topic"]),
+                                           max_poll_records=self.max_records)
+            self._consumer.subscribe([op["topic"]], listener=self.recording_listener(ConsumerRebalanceListener))
         batches = self._consumer.poll(timeout_ms=self.options.get("poll_ms", 500))
         records = [poll_record(r.partition, r.offset, r.key, r.value, r.leader_epoch)
                    for tp in sorted(batches, key=lambda tp: tp.partition) for r in batches[tp]]
