@@ -6,14 +6,14 @@ chaoskit.protocol.node_config's, shared with the controller.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chaoskit.protocol.mutations import BROKER, mutation_names
 from chaoskit.protocol.node_config import (MAX_MS, REQUIRED, ConfigError, Spec, parse_address, parse_bool, parse_int,
-                                           parse_names, parse_peers, parse_spec, parse_str, parse_zk_connect)
+                                           load_config_file, parse_names, parse_peers, parse_spec, parse_str,
+                                           parse_zk_connect)
 from chaoskit.protocol.topics import CLEANUP_POLICIES
 
 
@@ -108,18 +108,7 @@ class BrokerConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> "BrokerConfig":
-        try:
-            text = Path(path).read_text()
-        except OSError as e:
-            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
-        try:
-            return cls.from_dict(raw)
-        except ConfigError as e:
-            raise ConfigError(f"{path}: {e}") from e
+        return load_config_file(path, cls.from_dict)
 
     def peer_address(self, broker_id: int, registered: tuple[str, int] | None) -> tuple[str, int] | None:
         """How this broker reaches a peer: its peer.addresses entry, else the address the peer registered."""

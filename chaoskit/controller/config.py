@@ -6,14 +6,13 @@ naming the key.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chaoskit.controller.failpoints import FAILPOINTS
 from chaoskit.protocol.mutations import CONTROLLER, mutation_names
-from chaoskit.protocol.node_config import (MAX_MS, REQUIRED, ConfigError, Spec, parse_bool, parse_int, parse_names,
+from chaoskit.protocol.node_config import (MAX_MS, REQUIRED, Spec, load_config_file, parse_bool, parse_int, parse_names,
                                            parse_peers, parse_spec, parse_zk_connect)
 
 SPEC: Spec = {
@@ -58,16 +57,7 @@ class ControllerConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> ControllerConfig:
-        try:
-            raw = json.loads(Path(path).read_text())
-        except OSError as e:
-            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
-        try:
-            return cls.from_dict(raw)
-        except ConfigError as e:
-            raise ConfigError(f"{path}: {e}") from e
+        return load_config_file(path, cls.from_dict)
 
     def broker_address(self, broker_id: int, registered: tuple[str, int]) -> tuple[str, int]:
         """How this controller reaches a broker: its broker.addresses entry, else the registered listener."""

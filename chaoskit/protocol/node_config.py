@@ -9,8 +9,10 @@ command line both nodes take to load one.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 Parser = Callable[[str, Any], Any]
@@ -22,6 +24,23 @@ MAX_MS = 2**31 - 1  # a Java int, as Kafka's millisecond settings are
 
 class ConfigError(ValueError):
     """A config file the process cannot run with; the message says what to change."""
+
+
+def load_config_file(path: str | Path, from_dict: Callable[[Any], Any]) -> Any:
+    """`from_dict` of the JSON in the file at `path`; an unreadable file, bad JSON or a bad value is a
+    ConfigError that names the file."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
+    try:
+        return from_dict(raw)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from e
 
 
 def config_from_args(argv: list[str] | None, node: str, load: Callable[[str], Any]) -> Any:
