@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from chaoskit.client.admin import AdminClient
 from chaoskit.cluster.processes import ConfigNode, ControllerNode
 from chaoskit.cluster.waiting import wait_for
 from chaoskit.cluster.zookeeper import ZooKeeperEnsemble
@@ -223,6 +224,19 @@ def kip_cluster(make_cluster: Callable[..., Any]) -> Callable[..., Any]:
                             controller_config={"delete.topic.partition.interval.delay.ms": 300,
                                                **(controller_config or {})})
     return make
+
+
+@pytest.fixture(scope="module")
+def cluster(kip_cluster: Callable[..., Any]) -> Any:
+    """The module's patched KIP cluster (a module that needs another defines its own `cluster`)."""
+    return kip_cluster()
+
+
+@pytest.fixture(scope="module")
+def admin(cluster: Any) -> Any:
+    """chaoskit's admin client on the module's `cluster`."""
+    with AdminClient(cluster.bootstrap_servers) as a:
+        yield a
 
 
 class KipTools:

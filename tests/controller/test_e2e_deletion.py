@@ -27,17 +27,6 @@ from chaoskit.protocol.extensions import PartitionMode
 from chaoskit.protocol.wire_client import WireClient
 
 
-@pytest.fixture(scope="module")
-def cluster(kip_cluster: Callable[..., LocalCluster]) -> LocalCluster:
-    return kip_cluster()
-
-
-@pytest.fixture(scope="module")
-def admin(cluster: LocalCluster) -> Any:
-    with AdminClient(cluster.bootstrap_servers) as a:
-        yield a
-
-
 def grown(cluster: LocalCluster, admin: AdminClient, kip: Any, topic: str, initial: int, count: int) -> None:
     """A topic created with `initial` partitions, grown to `count`, three records in every partition."""
     admin.create_topic(topic, initial, 3)

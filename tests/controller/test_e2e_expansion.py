@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -23,17 +22,6 @@ from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.internal import ConsumerGroupPositionRequest
 
 TOPIC = "orders"
-
-
-@pytest.fixture(scope="module")
-def cluster(kip_cluster: Callable[..., LocalCluster]) -> LocalCluster:
-    return kip_cluster()
-
-
-@pytest.fixture(scope="module")
-def admin(cluster: LocalCluster) -> Any:
-    with AdminClient(cluster.bootstrap_servers) as a:
-        yield a
 
 
 @pytest.fixture(scope="module")

@@ -20,17 +20,6 @@ from chaoskit.protocol.extensions import PartitionMode
 ARMED = "controller-1"  # the controller that stops at the failpoint; controller-2 takes over
 
 
-@pytest.fixture(scope="module")
-def cluster(kip_cluster: Callable[..., LocalCluster]) -> LocalCluster:
-    return kip_cluster()
-
-
-@pytest.fixture(scope="module")
-def admin(cluster: LocalCluster) -> Any:
-    with AdminClient(cluster.bootstrap_servers) as a:
-        yield a
-
-
 def arm(cluster: LocalCluster, failpoint: str) -> int:
     """Make controller-1 the active controller with `failpoint` armed (and controller-2 standing by);
     where its log is now (the log is appended across restarts)."""

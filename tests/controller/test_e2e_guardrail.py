@@ -25,11 +25,6 @@ FLAG = "controller.unstable.allow.internal.coordinator.partition.increase"
 
 
 @pytest.fixture(scope="module")
-def cluster(kip_cluster: Callable[..., LocalCluster]) -> LocalCluster:
-    return kip_cluster()
-
-
-@pytest.fixture(scope="module")
 def admin(cluster: LocalCluster) -> Any:
     with AdminClient(cluster.bootstrap_servers) as a:
         admin_ready(cluster, a)

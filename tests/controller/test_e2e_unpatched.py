@@ -31,12 +31,6 @@ def cluster(kip_cluster: Callable[..., LocalCluster]) -> LocalCluster:
     return kip_cluster(profile="unpatched")
 
 
-@pytest.fixture(scope="module")
-def admin(cluster: LocalCluster) -> Any:
-    with AdminClient(cluster.bootstrap_servers) as a:
-        yield a
-
-
 def ask(cluster: LocalCluster, broker: int, request: Any, version: int) -> Any:
     with WireClient(*cluster.broker(broker).address, timeout=30) as c:
         return c.request(request, version)
