@@ -9,7 +9,8 @@ For each size N: a seeded synthetic history of N events with every anomaly kind 
 conversion); Spark checks it from the file (the session's start and a first small pass, where the
 JVM compiles the queries, are timed apart, once); the local engine checks the same history streamed
 from the generator (its time minus the time to generate alone). Spark checks each history twice:
-the first pass, then again in the same process (its code compiled, as a nightly checks many runs).
+the first pass, then again in the same process (its code compiled, as a nightly checks many runs);
+each pass shows the JVM's CPU time and the part of it its JIT compilers took.
 Beside the floor, the core: the passes over the data that any Spark plan of the checks must make
 (a shuffle per table they group, a sort per order they walk), each alone; how far the check set is
 from its core shows what its joins, caches and jobs add.
@@ -21,6 +22,7 @@ Usage: python benchmarks/checker_throughput.py [--events 1000000,10000000] [--qu
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -89,13 +91,16 @@ def kafka(n: int, seed: int, workdir: Path, spark: bool, local: bool) -> dict[st
         # twice: the first pass over a history this size, then the same checks again in the same
         # process (a nightly or a suite checks many runs in one): the JVM has compiled their code
         for label, key in (("spark", "spark_eps"), ("again", "spark_again_eps")):
+            before = jvm_work()
             check_s, verdict = timed(lambda: run_checks(History.from_path(path), engine="spark"))
+            jit_s, cpu_s = (a - b for a, b in zip(jvm_work(), before))
             ok = found(verdict) == expected
             row[key] = count / check_s
             # the ratio to the core is the steadier figure: a plain scan (the floor) gains more from
             # a fast host than shuffles and sorts do (docs/scaling.md, 2026-11-28)
             print(f"  {label:6s}: {check_s:8.1f} s  {count / check_s:12,.0f} events/s  {check_s / floor_s:5.1f}x the floor  "
-                  f"{check_s / core_s:4.1f}x the core  plants found exactly: {ok}", flush=True)
+                  f"{check_s / core_s:4.1f}x the core  plants found exactly: {ok}  "
+                  f"(the JVM's CPU {cpu_s:.1f} s, of it the JIT compiling {jit_s:.1f} s)", flush=True)
             if not ok:
                 print(f"    expected {expected}, found {found(verdict)}")
         path.unlink()
@@ -113,6 +118,18 @@ def kafka(n: int, seed: int, workdir: Path, spark: bool, local: bool) -> dict[st
         print(f"  ratio spark/local: {row['spark_eps'] / row['local_eps']:.2f}x first, "
               f"{row['spark_again_eps'] / row['local_eps']:.2f}x again")
     return row
+
+
+def jvm_work() -> tuple[float, float]:
+    """(seconds the JVM's JIT compilers have worked, seconds of CPU the JVM has used) so far. On two
+    cores the compiler threads take their CPU from the tasks: the first pass over a new size pays it."""
+    from chaoskit.checkers.spark.session import spark as session
+
+    management = session().sparkContext._jvm.java.lang.management.ManagementFactory
+    jit_s = management.getCompilationMXBean().getTotalCompilationTime() / 1000
+    pid = management.getRuntimeMXBean().getPid()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return jit_s, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def peak_rss_mb() -> float:

@@ -142,6 +142,14 @@ ROWS_PER_SHUFFLE_PARTITION = 2_000_000
 CODEGEN_CACHE = 4000
 
 
+# The local driver's JIT inlines less deeply than HotSpot's defaults (15 levels, 325-byte hot
+# methods, 2,500-byte callers). A check set runs some 400 generated classes, and on a two-core
+# machine the JIT's compiler threads take their CPU from the tasks: the first 1M-event check set
+# spent 39-45 s of its 67-78 s of JVM CPU compiling. With these limits, alternately one process each
+# (docs/scaling.md, 2026-11-28): compiling 26-31 s, the first pass 29.2-34.5 s against 34.5-39.8 s,
+# the next two 5-10% faster too. As defaults, so a user's spark.driver.extraJavaOptions still win.
+DRIVER_JIT_OPTIONS = "-XX:MaxInlineLevel=6 -XX:FreqInlineSize=100 -XX:InlineSmallCode=1000"
+
 # the session's SQL settings, set on a local session and on a Spark Connect one alike
 SQL_SETTINGS = {
     "spark.sql.session.timeZone": "UTC",
@@ -167,6 +175,7 @@ def _build(builder: Any) -> Any:
                # default, so every check set compiled them all again
                .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE))
                .config("spark.driver.memory", driver_memory())
+               .config("spark.driver.defaultJavaOptions", DRIVER_JIT_OPTIONS)
                # pyspark records the Python call site of every DataFrame call for error messages:
                # four JVM round trips a call, a third of the time a check set spends building its
                # plans (measured at 10k events: the check set 1.5-2.5 s faster without)
