@@ -2,14 +2,28 @@
 (spark/session.py `DRIVER_JIT_OPTIONS`), as defaults a user's own driver options come after."""
 from __future__ import annotations
 
-from typing import Any
+import json
+import subprocess
+import sys
 
 from chaoskit.checkers.spark import session
 
+# a process of its own: this one's JVM may have been launched before, by a test with other settings
+_PRINT_JVM = """
+import json
+from chaoskit.checkers.spark.session import spark, stop
+s = spark()
+jvm = s.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+print(json.dumps({"arguments": list(jvm.getInputArguments()),
+                  "defaults": s.sparkContext.getConf().get("spark.driver.defaultJavaOptions")}))
+stop()
+"""
 
-def test_the_local_driver_runs_with_the_jit_limits(spark: Any) -> None:
-    arguments = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
-                     .getInputArguments())
-    assert all(option in arguments for option in session.DRIVER_JIT_OPTIONS.split()), arguments
+
+def test_the_local_driver_runs_with_the_jit_limits() -> None:
+    out = subprocess.run([sys.executable, "-c", _PRINT_JVM], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert all(option in got["arguments"] for option in session.DRIVER_JIT_OPTIONS.split()), got["arguments"]
     # as Spark's defaults for the driver: spark.driver.extraJavaOptions, a user's, comes after them and wins
-    assert spark.sparkContext.getConf().get("spark.driver.defaultJavaOptions") == session.DRIVER_JIT_OPTIONS
+    assert got["defaults"] == session.DRIVER_JIT_OPTIONS
