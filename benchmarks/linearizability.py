@@ -57,7 +57,7 @@ def main() -> None:
     if not args.no_spark:
         from chaoskit.checkers.linear.spark_run import local_session
 
-        spark = local_session(args.spark_master, "chaoskit-linearizability-bench")
+        spark = local_session(args.spark_master)
         measure(4, 200, spark, keys=4, model=args.model)  # warm-up: JVM, Python workers
     print(f"linearizability checker, {args.model} model, {args.ops} ops over {args.keys} keys, seed {args.seed}, "
           f"median of {args.repeat}")

@@ -3,8 +3,8 @@
 Both processes parse their files with these, so they accept and refuse exactly the same spellings.
 A config is a JSON object of Kafka-style keys; a `Spec` maps each key to (attribute, parser,
 default) and `parse_spec` checks an object against it. A parser is `parser(key, value) -> value`
-and raises ConfigError naming the key, what was given and what is allowed. `config_from_args` is the
-command line both nodes take to load one.
+and raises ConfigError naming the key, what was given and what is allowed. `load_config_file` reads one
+from its file, and `config_from_args` is the command line both nodes take to load it.
 """
 from __future__ import annotations
 

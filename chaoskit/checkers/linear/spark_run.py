@@ -2,7 +2,7 @@
 searched by the same `search` as in-process (mapPartitions), results collected to the driver.
 
 Workers import chaoskit, so the session's Python must be this environment's
-(`spark.pyspark.python`, or PYSPARK_PYTHON), as `local[N]` sessions made here are.
+(`spark.pyspark.python`, or PYSPARK_PYTHON), as the process's session (`local_session`) sets it.
 """
 from __future__ import annotations
 
@@ -41,19 +41,9 @@ def search_on_spark(spark: Any, subs: dict[Hashable, list[Operation]], model_nam
     return dict(rdd.mapPartitions(partial(_search_slice, model_name, budget_s)).collect())
 
 
-def local_session(master: str = "local[2]", app: str = "chaoskit-linearizable") -> Any:
-    """A SparkSession whose Python workers run this interpreter (so they import this chaoskit)."""
-    import os
-    import sys
+def local_session(master: str = "local[2]") -> Any:
+    """The process's SparkSession (checkers/spark/session.py): the Kafka checks' JVM settings and
+    Spark log, and Python workers that run this interpreter (so they import this chaoskit)."""
+    from chaoskit.checkers.spark.session import spark
 
-    from pyspark.sql import SparkSession
-
-    from chaoskit.checkers.spark.session import output_to_log
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    with output_to_log():  # the JVM's lines go to the Spark log, not the terminal
-        session = (SparkSession.builder.master(master).appName(app).config("spark.ui.enabled", "false")
-                   .config("spark.ui.showConsoleProgress", "false").config("spark.pyspark.python", sys.executable)
-                   .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+    return spark(master)

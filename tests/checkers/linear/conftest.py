@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from chaoskit.checkers.linear.spark_run import local_session
+from chaoskit.checkers.spark.session import stop
 
 Row = tuple  # (process, type, f, value) or (process, type, f, value, key)
 
@@ -31,8 +32,8 @@ def history() -> Callable[..., list[dict[str, Any]]]:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    session = local_session("local[2]", "chaoskit-linear-tests")
+    session = local_session("local[2]")
     try:
         yield session
     finally:
-        session.stop()
+        stop()
