@@ -77,7 +77,7 @@ def kafka(n: int, seed: int, workdir: Path, spark: bool, local: bool) -> dict[st
         start_s = warm_up(workdir, seed)
         if start_s is not None:
             print(f"  Spark local[2] session and a first 10,000-event pass (JIT, code generation): {start_s:.1f} s "
-                  "(once per process, not counted below)")
+                  f"(once per process, not counted below; Java {java_version()})")
         floor_s, rows = timed(lambda: scan_and_aggregate(path))
         row["floor_eps"] = count / floor_s
         print(f"  floor : {floor_s:8.1f} s  {count / floor_s:12,.0f} events/s  (one scan-and-aggregate of "
@@ -130,6 +130,13 @@ def jvm_work() -> tuple[float, float]:
     pid = management.getRuntimeMXBean().getPid()
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return jit_s, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def java_version() -> str:
+    """The driver JVM's version (spark/session.py `driver_java_home` picks the newest JDK Spark supports)."""
+    from chaoskit.checkers.spark.session import spark as session
+
+    return str(session().sparkContext._jvm.java.lang.System.getProperty("java.version"))
 
 
 def peak_rss_mb() -> float:
