@@ -110,7 +110,7 @@ def spark(master: str | None = None) -> Any:
 
 # Spark 4 runs on Java 17, 21 and 25 (its docs' index). A newer JDK's JIT runs the check set faster:
 # JDK 25 against 17 on this 2-core machine, alternately (docs/scaling.md, 2026-11-28): 1M events
-# 13.1-14.6 s against 15.7-16.1 s on a first pass; 10M 51.6 s against 65.5 s first, 46.0 against 60.6 again
+# 13.1-17.7 s against 15.7-18.9 s on a first pass; 10M 51.6 s against 65.5 s first, 46.0 against 60.6 again
 SPARK_JAVA_MAJORS = (17, 21, 25)
 JVM_DIR = Path("/usr/lib/jvm")  # where Debian's and Adoptium's packages install JDKs
 

@@ -26,14 +26,23 @@ stop()
 """
 
 
+_NO_JAVA_HOME = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+
+
 def _driver(env: dict[str, str]) -> dict:
     out = subprocess.run([sys.executable, "-c", _PRINT_JVM], capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_the_local_driver_runs_with_the_jit_limits() -> None:
-    got = _driver({k: v for k, v in os.environ.items() if k != "JAVA_HOME"})
+@pytest.fixture(scope="module")
+def default_driver() -> dict:
+    """The driver a process without JAVA_HOME launches (one JVM, read by the tests below)."""
+    return _driver(_NO_JAVA_HOME)
+
+
+def test_the_local_driver_runs_with_the_jit_limits(default_driver: dict) -> None:
+    got = default_driver
     assert all(option in got["arguments"] for option in session.DRIVER_JIT_OPTIONS.split()), got["arguments"]
     # as Spark's defaults for the driver: spark.driver.extraJavaOptions, a user's, comes after them and wins
     assert got["defaults"] == session.DRIVER_JIT_OPTIONS
@@ -68,14 +77,14 @@ def test_java_home_set_by_the_user_wins(tmp_path: Path, monkeypatch: pytest.Monk
     assert session.driver_java_home(tmp_path) is None
 
 
-def test_the_driver_jvm_is_the_one_chosen() -> None:
+def test_the_driver_jvm_is_the_one_chosen(default_driver: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     """The real driver runs on the JDK `driver_java_home` names (this machine's newest), and on the
     user's JAVA_HOME when it is set."""
-    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
-    chosen = session.driver_java_home() if "JAVA_HOME" not in os.environ else None
+    monkeypatch.delenv("JAVA_HOME", raising=False)  # as in the driver's process
+    chosen = session.driver_java_home()
     if chosen is None:
         pytest.skip("no JDK newer than 17 under /usr/lib/jvm: the driver runs on pyspark's default java")
-    assert Path(_driver(env)["java"]).resolve() == Path(chosen).resolve()
+    assert Path(default_driver["java"]).resolve() == Path(chosen).resolve()
     default = Path("/usr/lib/jvm/default-java")
     if default.exists():
-        assert Path(_driver({**env, "JAVA_HOME": str(default)})["java"]).resolve() == default.resolve()
+        assert Path(_driver({**_NO_JAVA_HOME, "JAVA_HOME": str(default)})["java"]).resolve() == default.resolve()
