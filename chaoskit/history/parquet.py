@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from chaoskit.history.schema import COLUMNS, Op, json_text, jsonl_ops, poll_records, process_of, value_text
+from chaoskit.history.schema import COLUMNS, Op, _polled, json_text, jsonl_ops, process_of
 
 ROWS = 250_000
 NAMES = (*COLUMNS, "extra", "pos")
@@ -54,33 +54,49 @@ class _Batch:
     def add(self, op: Op) -> None:
         g = op.get  # the hot loop of a conversion: one get per column, no intermediate list
         process, value, error, key, node = g("process"), g("value"), g("error"), g("key"), g("node")
-        process = None if process is None else str(process)
         topic, index, time_ns, f, type_ = g("topic"), g("index"), g("time_ns"), g("f"), g("type")
+        if process is not None and type(process) is not str:
+            process = str(process)
         extra = None if _COLUMN_SET.issuperset(op) else \
             json_text({k: v for k, v in op.items() if k not in _COLUMN_SET}, sort=False)
-        self.groups[_group_of(f, type_)].append((
-            index, time_ns, process, type_, f, None if value is None else value_text(value),
-            None if error is None else str(error), topic, g("partition"), None if key is None else str(key),
-            g("offset"), g("leader_epoch"), None if node is None else value_text(node), extra, None))
+        if f == "send":
+            rows = self.groups[_INVOKES if type_ == "invoke" else _COMPLETIONS]
+        elif f == "poll":
+            rows = self.groups[_POLLS]
+        else:
+            rows = self.groups[_OTHERS]
+        rows.append((
+            index, time_ns, process, type_, f, None if value is None else _text(value),
+            None if error is None else str(error), topic, g("partition"),
+            key if key is None or type(key) is str else str(key), g("offset"), g("leader_epoch"),
+            None if node is None else _text(node), extra, None))
         self.ops += 1
-        records = poll_records(op)
-        if records:
-            self.groups[_RECORDS].extend((index, time_ns, process, "ok", "poll", v, None, topic, p, k, o, e, None, None,
-                                          pos) for pos, (p, o, k, v, e) in enumerate(records))
+        if f == "poll" and type_ == "ok" and value:
+            self.groups[_RECORDS].extend(
+                (index, time_ns, process, "ok", "poll", None if v is None else _text(v), None, topic, p,
+                 k if k is None or type(k) is str else str(k), o, e if type(e) is int else None, None, None, pos)
+                for pos, (p, o, k, v, e) in enumerate(_polled(op)))
 
     def tables(self) -> list[Any]:
+        """A table per kind: the rows (tuples) read as one struct array, in Arrow's C++ (transposing
+        them in Python first, then a column at a time, took twice as long)."""
         import pyarrow as pa
 
         schema = arrow_schema()
-        return [pa.Table.from_arrays([pa.array(col, type=field.type) for col, field in zip(zip(*rows), schema)],
-                                     schema=schema) for rows in self.groups if rows]
+        row = pa.struct(list(schema))
+        return [pa.Table.from_batches([pa.RecordBatch.from_struct_array(pa.array(rows, type=row))], schema=schema)
+                for rows in self.groups if rows]
 
 
-def _group_of(f: Any, type_: Any) -> int:
-    """The row group kind (GROUPS) of an op's own row."""
-    if f == "send":
-        return _INVOKES if type_ == "invoke" else _COMPLETIONS
-    return _POLLS if f == "poll" else _OTHERS
+def _text(value: Any) -> str:
+    """value_text of a value that is not None, without its layers of calls (the conversion's hottest call)."""
+    try:
+        return _dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return json_text(value)
+
+
+_dumps = orjson.dumps
 
 
 def _batches(ops: Iterable[Op]) -> Iterator[_Batch]:
@@ -164,12 +180,18 @@ def _problems_into(problems: list[str], tables: list[Any], found: list[str]) -> 
     return tables
 
 
+# the columns of few distinct values, dictionary-encoded; the others (index, times, offsets, values:
+# mostly distinct) plain, as pyarrow would fall back to after filling a dictionary page in vain:
+# at 1M events the writer took 0.28 s against 0.46 s, and the file 26 MB against 31 MB
+DICTIONARY = ["process", "type", "f", "error", "topic", "partition", "key", "leader_epoch", "node", "extra", "pos"]
+
+
 def _write_tables(chunks: Iterable[list[Any]], path: str | Path) -> Path:
     import pyarrow.parquet as pq
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with pq.ParquetWriter(path, arrow_schema()) as writer:
+    with pq.ParquetWriter(path, arrow_schema(), use_dictionary=DICTIONARY) as writer:
         for tables in chunks:
             for table in tables:
                 writer.write_table(table)
