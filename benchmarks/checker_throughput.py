@@ -1,8 +1,8 @@
 """How fast the checks are: events/s of the full Kafka check set on Spark local[2] and in one
 process (the local engine), each beside the floor (a plain Spark scan-and-aggregate of the same
-Parquet file: what one pass over the data costs here) and as a ratio to it and to each other; how
-fast a JSONL history converts to Parquet; and the linearizability checker's ops/s in one process
-and on Spark.
+Parquet file, the better of two runs: what one pass over the data costs here) and as a ratio to
+it and to each other; how fast a JSONL history converts to Parquet; and the linearizability
+checker's ops/s in one process and on Spark.
 
 For each size N: a seeded synthetic history of N events with every anomaly kind planted
 (chaoskit.history.synthetic) is written as JSONL and converted to Parquet (timed: the recorder's
@@ -78,10 +78,14 @@ def kafka(n: int, seed: int, workdir: Path, spark: bool, local: bool) -> dict[st
         if start_s is not None:
             print(f"  Spark local[2] session and a first 10,000-event pass (JIT, code generation): {start_s:.1f} s "
                   f"(once per process, not counted below; Java {java_version()})")
-        floor_s, rows = timed(lambda: scan_and_aggregate(path))
+        # twice, the better kept: a floor is the least a pass costs, and the first scan of a size
+        # also pays the JIT's compiling of the reader (at 10M it once took 17.2 s, the core's seven
+        # passes 17.9 s together)
+        first_floor_s, rows = timed(lambda: scan_and_aggregate(path))
+        floor_s = min(first_floor_s, timed(lambda: scan_and_aggregate(path))[0])
         row["floor_eps"] = count / floor_s
         print(f"  floor : {floor_s:8.1f} s  {count / floor_s:12,.0f} events/s  (one scan-and-aggregate of "
-              f"{rows:,} rows)", flush=True)
+              f"{rows:,} rows, the better of two: the first took {first_floor_s:.1f} s)", flush=True)
         passes = core_passes(path)
         core_s = sum(passes.values())
         row["core_eps"] = count / core_s

@@ -25,7 +25,7 @@ def test_round_trip_keeps_every_op_and_extra_keys(tmp_path: Path, monkeypatch):
 
 def test_poll_records_are_rows_of_their_own_typed_with_their_poll(tmp_path: Path):
     op = {"index": 0, "process": 4, "type": "ok", "f": "poll", "topic": "t",
-          "value": [[1, 7, "k1", [0, "k1", 3], 2], [1, 8, None, None, None]]}
+          "value": [[1, 7, "k1", [0, "k1", 3], 2], [1, 8, None, None, None], [2, 9, 7, {"b": 1, "a": [2]}, "x"]]}
     table = pq.read_table(History([op]).to_parquet(tmp_path / "h.parquet"))
     rows = table.select(["index", "process", "f", "type", "topic", "partition", "offset", "key", "value",
                          "leader_epoch", "pos"]).to_pylist()
@@ -33,7 +33,10 @@ def test_poll_records_are_rows_of_their_own_typed_with_their_poll(tmp_path: Path
         {"index": 0, "process": "4", "f": "poll", "type": "ok", "topic": "t", "partition": 1, "offset": 7, "key": "k1",
          "value": '[0,"k1",3]', "leader_epoch": 2, "pos": 0},
         {"index": 0, "process": "4", "f": "poll", "type": "ok", "topic": "t", "partition": 1, "offset": 8, "key": None,
-         "value": None, "leader_epoch": None, "pos": 1}]
+         "value": None, "leader_epoch": None, "pos": 1},
+        # a key as text, a value as its canonical text (keys sorted), an epoch that is not a number dropped
+        {"index": 0, "process": "4", "f": "poll", "type": "ok", "topic": "t", "partition": 2, "offset": 9, "key": "7",
+         "value": '{"a":[2],"b":1}', "leader_epoch": None, "pos": 2}]
     assert rows[0]["pos"] is None and table.schema.field("offset").type == "int64"
     again = History.from_path(tmp_path / "h.parquet")
     assert again.ops == [op] and len(again) == 1
