@@ -50,4 +50,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c 'import
   .venv/bin/python -m pip install -q -e '.[test]'
   echo "$want" > "$stamp"
 fi
-say "ready ($(.venv/bin/python --version), java: $(java -version 2>&1 | head -n1))"
+# the local Spark driver may run a newer JDK than the default java (spark/session.py `driver_java_home`)
+driver=$(.venv/bin/python -c 'from pathlib import Path
+from chaoskit.checkers.spark.session import driver_java_home, java_major
+home = driver_java_home()
+print(f"; the local Spark driver: Java {java_major(Path(home))}, {home}" if home else "")' 2>/dev/null || true)
+say "ready ($(.venv/bin/python --version), java: $(java -version 2>&1 | head -n1)$driver)"
