@@ -74,7 +74,7 @@ class _Batch:
         if f == "poll" and type_ == "ok" and value:
             self.groups[_RECORDS].extend(
                 (index, time_ns, process, "ok", "poll", None if v is None else _text(v), None, topic, p,
-                 k if k is None or type(k) is str else str(k), o, e if type(e) is int else None, None, None, pos)
+                 k if k is None or type(k) is str else str(k), o, e if isinstance(e, int) else None, None, None, pos)
                 for pos, (p, o, k, v, e) in enumerate(_polled(op)))
 
     def tables(self) -> list[Any]:
@@ -84,8 +84,16 @@ class _Batch:
 
         schema = arrow_schema()
         row = pa.struct(list(schema))
-        return [pa.Table.from_batches([pa.RecordBatch.from_struct_array(pa.array(rows, type=row))], schema=schema)
-                for rows in self.groups if rows]
+        return [struct_table(pa.array(rows, type=row), schema) for rows in self.groups if rows]
+
+
+def struct_table(rows: Any, schema: Any) -> Any:
+    """The table of a struct array's rows; Arrow returns rows holding over 2 GB of text as a
+    chunked array (a string array's offsets are 32-bit), a batch per chunk."""
+    import pyarrow as pa
+
+    chunks = rows.chunks if isinstance(rows, pa.ChunkedArray) else [rows]
+    return pa.Table.from_batches([pa.RecordBatch.from_struct_array(chunk) for chunk in chunks], schema=schema)
 
 
 def _text(value: Any) -> str:

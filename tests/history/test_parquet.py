@@ -42,6 +42,19 @@ def test_poll_records_are_rows_of_their_own_typed_with_their_poll(tmp_path: Path
     assert again.ops == [op] and len(again) == 1
 
 
+def test_rows_over_two_gigabytes_of_text_become_a_table_of_several_batches():
+    import pyarrow as pa
+
+    schema = pa.schema([("index", pa.int64()), ("value", pa.string())])
+    row = pa.struct(list(schema))
+    # what pa.array gives for rows over 2 GB of text (32-bit offsets), made small here
+    chunked = pa.chunked_array([pa.array([(0, "a"), (1, None)], type=row), pa.array([(2, "c")], type=row)])
+    table = parquet.struct_table(chunked, schema)
+    assert table.schema == schema and table.column("index").num_chunks == 2
+    assert table.to_pylist() == [{"index": 0, "value": "a"}, {"index": 1, "value": None}, {"index": 2, "value": "c"}]
+    assert parquet.struct_table(pa.array([(3, "d")], type=row), schema).to_pylist() == [{"index": 3, "value": "d"}]
+
+
 def _jsonl(tmp_path: Path, ops: list[dict], bad: dict[int, str]) -> Path:
     """`ops` as JSON lines, line N (1-based) replaced by bad[N]."""
     lines = [json.dumps(op) for op in ops]
