@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from chaoskit.history.schema import COLUMNS, Op, _polled, json_text, jsonl_ops, process_of
+from chaoskit.history.schema import COLUMNS, Op, json_text, jsonl_ops, poll_records, process_of, value_text
 
 ROWS = 250_000
 NAMES = (*COLUMNS, "extra", "pos")
@@ -54,28 +54,19 @@ class _Batch:
     def add(self, op: Op) -> None:
         g = op.get  # the hot loop of a conversion: one get per column, no intermediate list
         process, value, error, key, node = g("process"), g("value"), g("error"), g("key"), g("node")
+        process = None if process is None else str(process)
         topic, index, time_ns, f, type_ = g("topic"), g("index"), g("time_ns"), g("f"), g("type")
-        if process is not None and type(process) is not str:
-            process = str(process)
         extra = None if _COLUMN_SET.issuperset(op) else \
             json_text({k: v for k, v in op.items() if k not in _COLUMN_SET}, sort=False)
-        if f == "send":
-            rows = self.groups[_INVOKES if type_ == "invoke" else _COMPLETIONS]
-        elif f == "poll":
-            rows = self.groups[_POLLS]
-        else:
-            rows = self.groups[_OTHERS]
-        rows.append((
-            index, time_ns, process, type_, f, None if value is None else _text(value),
-            None if error is None else str(error), topic, g("partition"),
-            key if key is None or type(key) is str else str(key), g("offset"), g("leader_epoch"),
-            None if node is None else _text(node), extra, None))
+        self.groups[_group_of(f, type_)].append((
+            index, time_ns, process, type_, f, None if value is None else value_text(value),
+            None if error is None else str(error), topic, g("partition"), None if key is None else str(key),
+            g("offset"), g("leader_epoch"), None if node is None else value_text(node), extra, None))
         self.ops += 1
-        if f == "poll" and type_ == "ok" and value:
-            self.groups[_RECORDS].extend(
-                (index, time_ns, process, "ok", "poll", None if v is None else _text(v), None, topic, p,
-                 k if k is None or type(k) is str else str(k), o, e if isinstance(e, int) else None, None, None, pos)
-                for pos, (p, o, k, v, e) in enumerate(_polled(op)))
+        records = poll_records(op)
+        if records:
+            self.groups[_RECORDS].extend((index, time_ns, process, "ok", "poll", v, None, topic, p, k, o, e, None, None,
+                                          pos) for pos, (p, o, k, v, e) in enumerate(records))
 
     def tables(self) -> list[Any]:
         """A table per kind: the rows (tuples) read as one struct array, in Arrow's C++ (transposing
@@ -87,6 +78,13 @@ class _Batch:
         return [struct_table(pa.array(rows, type=row), schema) for rows in self.groups if rows]
 
 
+def _group_of(f: Any, type_: Any) -> int:
+    """The row group kind (GROUPS) of an op's own row."""
+    if f == "send":
+        return _INVOKES if type_ == "invoke" else _COMPLETIONS
+    return _POLLS if f == "poll" else _OTHERS
+
+
 def struct_table(rows: Any, schema: Any) -> Any:
     """The table of a struct array's rows; Arrow returns rows holding over 2 GB of text as a
     chunked array (a string array's offsets are 32-bit), a batch per chunk."""
@@ -94,17 +92,6 @@ def struct_table(rows: Any, schema: Any) -> Any:
 
     chunks = rows.chunks if isinstance(rows, pa.ChunkedArray) else [rows]
     return pa.Table.from_batches([pa.RecordBatch.from_struct_array(chunk) for chunk in chunks], schema=schema)
-
-
-def _text(value: Any) -> str:
-    """value_text of a value that is not None, without its layers of calls (the conversion's hottest call)."""
-    try:
-        return _dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-    except TypeError:
-        return json_text(value)
-
-
-_dumps = orjson.dumps
 
 
 def _batches(ops: Iterable[Op]) -> Iterator[_Batch]:
