@@ -22,6 +22,7 @@ COMMANDS: tuple[str, ...] = (
     "chaoskit.suite.nightly:register",
     "chaoskit.suite.mutate:register",
     "chaoskit.suite.matrix:register",
+    "chaoskit.explore.cli:register",
     "chaoskit.checkers.cli:register",
     "chaoskit.history.export_cli:register",
 )

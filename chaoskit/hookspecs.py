@@ -49,6 +49,13 @@ def chaoskit_add_checks() -> Factories:
 
 
 @hookspec
+def chaoskit_add_steps() -> Factories:
+    """How `chaoskit explore` draws the steps of faults: {fault name: StepKind}
+    (chaoskit.explore.grammar: its targets, params and when it is valid). A fault without one is
+    still explored, with a broker or controller target and its default params."""
+
+
+@hookspec
 def chaoskit_run_start(run: LiveRun) -> None:
     """Called once a run's cluster is up, before workload and faults begin."""
 

@@ -10,7 +10,7 @@ import pluggy
 
 from chaoskit import hookspecs
 
-KINDS = ("faults", "workloads", "clients", "checks")
+KINDS = ("faults", "workloads", "clients", "checks", "steps")
 
 
 class PluginConflict(RuntimeError):

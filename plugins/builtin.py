@@ -1,4 +1,5 @@
-"""The built-in plugin: registers plugins/' faults, workloads, clients and checks.
+"""The built-in plugin: registers plugins/' faults, workloads, clients and checks, and how
+`chaoskit explore` draws the built-in faults' steps.
 
 It is loaded through the `chaoskit` entry-point group (name `builtin`), exactly as
 a third-party plugin is.
@@ -39,3 +40,10 @@ def chaoskit_add_checks() -> Factories:
     from chaoskit_plugins.checks import CHECKS
 
     return CHECKS
+
+
+@hookimpl
+def chaoskit_add_steps() -> Factories:
+    from chaoskit.explore.grammar import builtin_kinds
+
+    return builtin_kinds()

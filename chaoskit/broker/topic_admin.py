@@ -14,10 +14,9 @@ from chaoskit.broker.assignment import PlacementError, place_replicas
 from chaoskit.broker.waiting import wait_for
 from chaoskit.broker.zk import ZkUnavailable
 from chaoskit.protocol.errors import ErrorCode, KafkaError
-from chaoskit.protocol.topics import COORDINATOR_TOPICS, legal_topic_name
+from chaoskit.protocol.topics import COORDINATOR_TOPICS, OFFSETS_TOPIC, legal_topic_name
 from chaoskit.protocol.zk_layout import ZkDataError
 
-OFFSETS_TOPIC = "__consumer_offsets"
 INTERNAL_TOPICS = COORDINATOR_TOPICS  # Kafka's Topic.isInternal; also KAFKA-20029's guarded topics
 
 

@@ -44,9 +44,9 @@ def run_kafka_checks(engine: Engine, checks: Sequence[Check], history: History) 
         missing = c.needs - present
         if c.unsupported and not missing:
             results[c.name] = CheckResult.unknown(c.name, c.unsupported)
-        elif missing:
-            results[c.name] = CheckResult.unknown(c.name, f"the history has no {', '.join(sorted(missing))} ops, "
-                                                          "which this check reads")
+        elif missing:  # nothing to judge, not an error: a default check then does not decide the verdict
+            results[c.name] = CheckResult.nothing_to_judge(c.name, f"the history has no {', '.join(sorted(missing))} "
+                                                                   "ops, which this check reads")
         else:
             ready.append(c)
     if not ready:

@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from kafka.protocol.admin import (CreatePartitionsRequest, CreateTopicsRequest, DeleteRecordsRequest,
-                                  DescribeConfigsRequest)
+                                  DeleteTopicsRequest, DescribeConfigsRequest)
 from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 
 from chaoskit.protocol.errors import ErrorCode, error_name, retriable
@@ -36,6 +36,7 @@ from chaoskit.protocol.wire_client import WireClient, WireError
 METADATA_VERSION = 12  # flexible: carries the KIP tags
 CREATE_TOPICS_VERSION = 5
 CREATE_PARTITIONS_VERSION = 3
+DELETE_TOPICS_VERSION = 3
 DELETE_RECORDS_VERSION = 2
 DESCRIBE_CONFIGS_VERSION = 1  # what Kafka 4 and our broker answer at the least; the fields we read are all in v1
 TOPIC_RESOURCE = 2
@@ -255,6 +256,12 @@ class AdminClient:
             configs=[T.CreatableTopicConfig(name=k, value=v) for k, v in (config or {}).items()])])
         r = self.request(request, CREATE_TOPICS_VERSION).topics[0]
         _raise(r.error_code, r.error_message, f"creating topic {name!r}")
+
+    def delete_topics(self, names: Iterable[str], timeout_ms: int = DEFAULT_TIMEOUT_MS) -> dict[str, Result]:
+        """DeleteTopics: {topic: Result}, each gone from the answering broker's metadata when it is ok."""
+        response = self.request(DeleteTopicsRequest(topic_names=list(names), timeout_ms=timeout_ms),
+                                DELETE_TOPICS_VERSION)
+        return {r.name: Result(r.error_code, getattr(r, "error_message", None)) for r in response.responses}
 
     def create_partitions(self, counts: Mapping[str, int], timeout_ms: int = DEFAULT_TIMEOUT_MS,
                           validate_only: bool = False) -> dict[str, Result]:

@@ -519,6 +519,19 @@ class OrderedConsumer:
             if "deletion-gate" not in self.mutations:
                 self._deletion_gate(t, p, state, info)
 
+    def _whose_position(self, tp: tuple[str, int]) -> str:
+        """Which position a gate judged: this member's own, one a peer reported, or none known
+        (taken as caught up: only with the position-exchange mutation)."""
+        if tp in self.parts:
+            return "own"
+        return "peer" if tp in self.group_positions else "assumed"
+
+    def _gate_event(self, f: str, topic: str, partition: int, gate: str, blocker: int, rule: str | None = None) -> None:
+        """A gate of `partition` waiting on, or opened by, `blocker`: for the histories (what a search
+        counts as reached), not for the checks."""
+        value = {"gate": gate, "blocker": blocker, **({"rule": rule} if rule else {})}
+        self.events.emit({"f": f, "type": "ok", "topic": topic, "partition": partition, "value": value})
+
     def _current_epoch(self, topic: str, partition: int) -> int:
         part = self.view.topics[topic].partitions.get(partition)
         return -1 if part is None else part.leader_epoch
@@ -540,12 +553,15 @@ class OrderedConsumer:
             if end.error != ErrorCode.NONE:
                 return
             state.expansion = ExpansionGate(blocker, end.end_offset)
+            if not state.expansion.open(self._known_position((t, blocker))):
+                self._gate_event("gate-waiting", t, p, "expansion", blocker)
         gate = state.expansion
         if gate.open(self._known_position((t, gate.blocker))):
             if (t, gate.blocker) in self.parts:
                 self._callback("on_partition_key_maybe_revoked", [(t, gate.blocker)])
             self._callback("on_partition_key_assigned", [(t, p)])
             state.started = True
+            self._gate_event("gate-opened", t, p, "expansion", gate.blocker, self._whose_position((t, gate.blocker)))
 
     def _deletion_gate(self, t: str, p: int, state: _Partition, info: Any) -> None:
         undeleted = info.undeleted_partition_count
@@ -563,6 +579,8 @@ class OrderedConsumer:
         removed = [q for q in known if q in gone and q not in gate.upper and q not in gate.announced]
         if removed:  # its thresholds went with it, and so did its records: the keys are ours from here
             gate.announced |= set(removed)
+            for q in removed:
+                self._gate_event("gate-opened", t, p, "deletion", q, "removed")
             self._callback("on_partition_key_assigned", [(t, p)])
         blockers = [q for q in known if q in marked]
         for q in blockers:
@@ -586,8 +604,12 @@ class OrderedConsumer:
         for q in gate.waiting_on:  # blocked: are the marked partitions drained?
             if self._known_position((t, q)) >= self._list_offset(t, q, LATEST):
                 gate.drained.add(q)
+                self._gate_event("gate-opened", t, p, "deletion", q, f"drained-{self._whose_position((t, q))}")
                 if (t, q) in self.parts:
                     self._callback("on_partition_key_maybe_revoked", [(t, q)])
+            elif q not in gate.waited:
+                gate.waited.add(q)
+                self._gate_event("gate-waiting", t, p, "deletion", q)
         due = gate.due(state.position)
         if due:
             gate.announced |= due

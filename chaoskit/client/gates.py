@@ -52,6 +52,7 @@ class DeletionGate:
     # marked partitions whose keys P1 announced it delivers (on_partition_key_assigned): a marked
     # partition drained or removed before P1 reached its threshold still gets its announcement there
     announced: set[int] = field(default_factory=set)
+    waited: set[int] = field(default_factory=set)  # marked partitions it was seen waiting on (reported once)
 
     def limit(self) -> int | None:
         """The first offset P1 may not deliver yet (None: no limit)."""

@@ -21,12 +21,11 @@ from chaoskit.client.events import EventHooks
 from chaoskit.client.metadata import ClusterView
 from chaoskit.protocol.errors import ErrorCode, error_name
 from chaoskit.protocol.internal import ConsumerGroupPositionRequest
-from chaoskit.protocol.topics import partition_for
+from chaoskit.protocol.topics import OFFSETS_TOPIC, partition_for
 from chaoskit.protocol.wire_client import WireError
 
 log = logging.getLogger(__name__)
 
-OFFSETS_TOPIC = "__consumer_offsets"
 _REDISCOVER = {ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
 _REJOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID}
 

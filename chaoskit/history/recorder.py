@@ -26,6 +26,7 @@ class Recorder:
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 -- closed by close()
         self._lock = threading.Lock()
         self._began = time.monotonic_ns()
+        self.began_wall = time.time()  # the wall clock at time_ns 0: node logs' times line up with the ops'
         self._next = 0
         self._unsynced = 0
         self._wake = threading.Event()

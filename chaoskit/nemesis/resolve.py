@@ -11,6 +11,7 @@ from typing import Any
 
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.targets import Target, parse_target
+from chaoskit.protocol.topics import OFFSETS_TOPIC, partition_for
 
 CLIENT = "client"
 # a controller that died or was cut off holds /controller until its ZooKeeper session expires (6 s
@@ -22,12 +23,15 @@ class TargetUnavailable(RuntimeError):
     """The target names no node right now (an offline partition, no controller, no live broker)."""
 
 
-def resolve(target: str | Target, cluster: Any, pick: int = 0) -> str:
+def resolve(target: str | Target, cluster: Any, pick: int = 0, group: str | None = None) -> str:
     """The node name (e.g. "broker-2", "controller-1", "client") that `target` names now
-    (`active-controller`: once a controller holds /controller, waiting out an election)."""
+    (`active-controller`: once a controller holds /controller, waiting out an election;
+    `coordinator`: the broker coordinating `group`)."""
     t = parse_target(target) if isinstance(target, str) else target
     if t.kind == "client":
         return CLIENT
+    if t.kind == "coordinator":
+        return coordinator_of(cluster, group)
     if t.kind == "broker":
         if t.broker not in cluster.brokers:
             raise TargetUnavailable(f"{t}: the cluster has brokers {sorted(cluster.brokers)}")
@@ -56,6 +60,20 @@ def resolve(target: str | Target, cluster: Any, pick: int = 0) -> str:
     if not followers:
         raise TargetUnavailable(f"{t}: {t.topic}/{t.partition} has no follower (replicas {replicas})")
     return cluster.brokers[followers[pick % len(followers)]].name
+
+
+def coordinator_of(cluster: Any, group: str | None) -> str:
+    """The broker leading the `__consumer_offsets` partition of `group` now (as ZooKeeper says)."""
+    if group is None:
+        raise TargetUnavailable("coordinator: no consumer group is known here (a run's faults get the run's group)")
+    partitions = cluster.view.assignment(OFFSETS_TOPIC) or {}
+    if not partitions:
+        raise TargetUnavailable(f"coordinator: {OFFSETS_TOPIC} does not exist yet (no group has looked for one)")
+    partition = partition_for(group, len(partitions))
+    state = cluster.partition_state(OFFSETS_TOPIC, partition)
+    if state is None or state.leader not in cluster.brokers:
+        raise TargetUnavailable(f"coordinator: {OFFSETS_TOPIC}/{partition} of group {group!r} has no leader now")
+    return cluster.brokers[state.leader].name
 
 
 def node_by_name(cluster: Any, name: str) -> Any:

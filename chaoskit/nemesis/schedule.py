@@ -31,7 +31,9 @@ are cut at ``duration_s - quiet_end_s``: faults always heal by the run's end.
 ``scripted`` windows are the steps a suite needs whatever the seed (an expansion at a quarter of
 the run, a shrink at three quarters): each opens at ``at`` (a fraction of ``duration_s``) or
 ``at_s`` seconds for ``window_s`` seconds. Their ``pick`` comes from a generator of their own, so
-adding a scripted step never changes the random windows a seed gives. ``faults`` may then be empty.
+adding a scripted step never changes the random windows a seed gives, unless the step gives its
+own ``pick`` (an int): then the step hits the same node whatever steps come before it, which is
+what lets a search delete and move steps (chaoskit explore). ``faults`` may then be empty.
 
 Only ``random.Random(seed).random()`` and ``getrandbits`` are used, whose output
 CPython keeps stable across versions. Times are rounded to milliseconds and the
@@ -55,7 +57,7 @@ SCHEDULE_FILE = "nemesis-schedule.json"
 FORMAT = 1
 MAX_EXPECTED_WINDOWS = 100_000
 _SPEC_KEYS = {"duration_s", "mean_interval_s", "window_s", "quiet_end_s", "faults", "scripted"}
-_SCRIPTED_KEYS = {"at", "at_s", "fault", "target", "params", "window_s"}
+_SCRIPTED_KEYS = {"at", "at_s", "fault", "target", "params", "window_s", "pick"}
 _FAULT_KEYS = {"weight", "targets", "params", "window_s", "overlap"}
 
 
@@ -84,6 +86,7 @@ class Scripted:
     target: str
     window_s: float
     params: Mapping[str, Any] = field(default_factory=dict)
+    pick: int | None = None  # None: drawn from the seed's scripted stream
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,8 @@ class ScheduleSpec:
                "window_s": list(self.window_s), "quiet_end_s": self.quiet_end_s, "faults": faults}
         if self.scripted:
             out["scripted"] = [{"at_s": w.at_s, "fault": w.fault, "target": w.target, "params": dict(w.params),
-                                "window_s": w.window_s} for w in self.scripted]
+                                "window_s": w.window_s, **({"pick": w.pick} if w.pick is not None else {})}
+                               for w in self.scripted]
         return out
 
 
@@ -225,7 +229,8 @@ def generate(spec: ScheduleSpec | Mapping[str, Any], seed: int) -> Schedule:
             drafts.append((t, stop, mix.name, target, params, pick))
     scripted_rng = random.Random(f"{seed}/scripted")  # its own stream: the random windows stay the same
     for step in spec.scripted:
-        pick = scripted_rng.getrandbits(31)
+        drawn = scripted_rng.getrandbits(31)  # drawn either way: a given pick leaves the others' alone
+        pick = step.pick if step.pick is not None else drawn
         stop = min(_ms(step.at_s + step.window_s), _ms(spec.duration_s))
         params = {k: _draw(scripted_rng, v) for k, v in sorted(step.params.items())}
         drafts.append((step.at_s, stop, step.fault, step.target, params, pick))
@@ -316,8 +321,11 @@ def _scripted(steps: Any, duration: float) -> tuple[Scripted, ...]:
             raise ScheduleSpecError(f"{where} opens at {at} s, not before the run's end ({duration} s)")
         _target(f"{where}.target", step["target"])
         params = _params(where, step)
+        pick = step.get("pick")
+        if pick is not None and (isinstance(pick, bool) or not isinstance(pick, int) or not 0 <= pick < 2 ** 31):
+            raise ScheduleSpecError(f"{where}.pick must be an int in [0, 2**31), got {pick!r}")
         out.append(Scripted(at, str(step["fault"]), step["target"], _number(f"{where}.window_s", step["window_s"],
-                                                                            positive=True), params))
+                                                                            positive=True), params, pick))
     return tuple(out)
 
 

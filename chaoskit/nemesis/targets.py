@@ -9,6 +9,8 @@ A spec names a *role*, resolved to a concrete node only when the fault starts
 ``active-controller``       the controller holding the ``/controller`` znode
 ``random-broker``           any live broker (chosen with the window's ``pick``)
 ``broker:<id>``             one broker by id
+``coordinator``             the broker coordinating the run's consumer group (the leader of its
+                            ``__consumer_offsets`` partition): a fault on it moves the coordinator
 ``client``                  the workload's clients (their links to the cluster)
 ==========================  ====================================================
 """
@@ -17,10 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-KINDS = ("leader-of", "follower-of", "active-controller", "random-broker", "broker", "client")
+KINDS = ("leader-of", "follower-of", "active-controller", "random-broker", "broker", "coordinator", "client")
 GRAMMAR = (
     "leader-of:<topic>/<partition>, follower-of:<topic>/<partition>, "
-    "active-controller, random-broker, broker:<id>, client"
+    "active-controller, random-broker, broker:<id>, coordinator, client"
 )
 # Kafka's legal topic names: 1-249 of [a-zA-Z0-9._-]
 _TOPIC_PARTITION = re.compile(r"([A-Za-z0-9._-]{1,249})/(\d+)")

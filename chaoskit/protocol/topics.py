@@ -22,7 +22,8 @@ _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 _INT_MIN = -(2**31)
 
 # KAFKA-20029: topics whose keys are placed by hash mod partition count on the broker side
-COORDINATOR_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+OFFSETS_TOPIC = "__consumer_offsets"  # the group coordinators' topic
+COORDINATOR_TOPICS = frozenset({OFFSETS_TOPIC, "__transaction_state", "__share_group_state"})
 # KIP-253's topic config: false turns the proposal off for that topic (broker count check, client steps)
 ORDERED_DELIVERY = "enable.ordered.delivery"
 

@@ -61,7 +61,7 @@ class Run:
         return node_by_name(self.cluster, name)
 
     def resolve(self, target: str, pick: int) -> str:
-        return resolve(target, self.cluster, pick)
+        return resolve(target, self.cluster, pick, self.group_id)
 
     def __repr__(self) -> str:
         return f"Run({self.run_id}, test={getattr(self.test, 'name', None)!r})"

@@ -67,17 +67,18 @@ class Parts:
         return self.live.run_dir / HISTORY_FILE  # type: ignore[operator]
 
 
-def run(test: ChaosTest, progress: bool = False, keep: bool = False) -> RunResult:
+def run(test: ChaosTest, progress: bool = False, keep: bool = False, lane: Any = None) -> RunResult:
     """Run `test` start to finish; every fault is healed and the cluster stopped however it ends,
     except with `keep`, when a run that is not clean leaves its cluster up (its processes detached
-    from the reaper) for a look, and the result says how to reach it and take it down."""
+    from the reaper) for a look, and the result says how to reach it and take it down. With a
+    `lane` (chaoskit.explore.lanes.Lane) the run uses the lane's cluster, which outlives it."""
     parts = prepare(test, progress)
     error: str | None = None
     began = time.monotonic()
     try:
         compose_parts(parts)
         with ExitStack() as phases:
-            phases.enter_context(cluster_up(parts, keep))
+            phases.enter_context(cluster_up(parts, keep) if lane is None else lane_cluster(parts, lane))
             phases.enter_context(recording(parts))
             phases.enter_context(roles_set_up(parts))
             phases.enter_context(running(parts))
@@ -126,7 +127,6 @@ def compose_parts(parts: Parts) -> None:
 def cluster_up(parts: Parts, keep: bool = False) -> Iterator[Any]:
     """The test's cluster started and its topics replicated; stopped on the way out (left up with
     `keep` when the run got through, for `release` to decide once the verdict is in)."""
-    from chaoskit.client.admin import AdminClient
     from chaoskit.cluster.backends import new_cluster  # docker (and its SDK) only when asked for
 
     test, live = parts.test, parts.live
@@ -136,11 +136,7 @@ def cluster_up(parts: Parts, keep: bool = False) -> Iterator[Any]:
     try:
         cluster.start()
         parts.stats["cluster_up_s"] = round(time.monotonic() - began, 3)
-        with AdminClient(cluster.bootstrap_servers) as admin:
-            for t in test.topics:
-                admin.create_topic(t.name, t.partitions, t.replication_factor, t.config)
-        for t in test.topics:
-            cluster.wait_until_replicated(t.name)
+        create_topics(test, cluster)
         yield cluster
     except BaseException:
         cluster.stop()
@@ -152,12 +148,38 @@ def cluster_up(parts: Parts, keep: bool = False) -> Iterator[Any]:
 
 
 @contextmanager
+def lane_cluster(parts: Parts, lane: Any) -> Iterator[Any]:
+    """The lane's cluster (started when it has none for this test), the test's topics created on it;
+    on the way out the lane takes the run's node logs and restores the cluster for the next run."""
+    began = time.monotonic()
+    cluster = parts.live.cluster = lane.cluster_for(parts.test)
+    parts.stats["cluster_up_s"] = round(time.monotonic() - began, 3)
+    try:
+        create_topics(parts.test, cluster)
+        yield cluster
+    finally:
+        lane.done(parts.test, parts.live.run_dir)
+
+
+def create_topics(test: ChaosTest, cluster: Any) -> None:
+    """The test's topics, created and fully replicated."""
+    from chaoskit.client.admin import AdminClient
+
+    with AdminClient(cluster.bootstrap_servers) as admin:
+        for t in test.topics:
+            admin.create_topic(t.name, t.partitions, t.replication_factor, t.config)
+    for t in test.topics:
+        cluster.wait_until_replicated(t.name)
+
+
+@contextmanager
 def recording(parts: Parts) -> Iterator[None]:
     """The history, open for every part's ops until the run's parts are done."""
     from chaoskit.history import Recorder
 
     with Recorder(parts.history) as recorder:
         parts.live.record = recorder.record
+        parts.stats["history_wall"] = round(recorder.began_wall, 3)
         yield
 
 

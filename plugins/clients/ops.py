@@ -87,6 +87,7 @@ class ClientBase:
         self._sending.set()
         self._library = threading.Lock()  # one thread at a time in the consumer's library (none is thread-safe)
         self._delivered: dict[tuple[str, int], int] = {}
+        self.produces = self.consumes = False  # has this process sent (polled) yet: its role, once known
 
     def open(self, test: LiveRun, process: int) -> ClientBase:
         client = type(self)(**self.options)
@@ -101,9 +102,11 @@ class ClientBase:
 
     def invoke(self, test: LiveRun, op: Op) -> Op:
         if op["f"] == "send":
+            self.produces = True
             self._sending.wait()  # held: the application produces nothing until released
             return self.send(op)
         if op["f"] == "poll":
+            self.consumes = True
             if not self._released.is_set() and not self._released.wait(HOLD_WAIT_S):
                 return ok(op, value=[])  # held: the application consumed nothing
             with self._library:

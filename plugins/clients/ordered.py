@@ -25,7 +25,8 @@ from chaoskit_plugins.clients.ops import ClientBase, Op, failed, ok, poll_record
 
 # consumer events that are ops of their own (polls and sends are recorded by the worker from the op)
 RECORDED = {"on_partitions_revoked", "on_partitions_assigned", "on_partition_key_maybe_revoked",
-            "on_partition_key_assigned", "truncation-detected", "coordinator", "epoch-refused"}
+            "on_partition_key_assigned", "truncation-detected", "coordinator", "epoch-refused", "gate-waiting",
+            "gate-opened"}
 
 
 class OrderedClient(ClientBase):

@@ -36,6 +36,8 @@ class StockClient(ClientBase):
 
                 options = {k: v for k, v in self.options.items() if k != "producer"}
                 self._sender = lookup("clients", other)(**options).open(test, self.process)
+            self.produces = True
+            self._sending.wait()  # held sends (hold_sends) hold the other library's too
             return self._sender.invoke(test, op)
         return super().invoke(test, op)
 

@@ -1,5 +1,7 @@
 """Built-in fault packs: partitions, process faults, zombies (and KAFKA-6880's zombie-rejoin story),
-unclean elections, stale metadata, link toxics, admin changes (ours and a stock AdminClient's batch), an operator's DeleteRecords of drained marked partitions.
+unclean elections, stale metadata, link toxics, admin changes (ours and a stock AdminClient's batch),
+an operator's DeleteRecords of drained marked partitions, and the workload's clients going idle,
+leaving, restarting or stopping their producers.
 
 `FAULTS` maps each fault's name to its factory (keyword options become the defaults of every
 window's params); plugins/builtin.py registers it through the `chaoskit_add_faults` hook.
@@ -10,6 +12,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable
 
+from chaoskit_plugins.faults.clients import ClientsFault
 from chaoskit_plugins.faults.cluster_faults import (AdminFault, FreezeClientMetadataFault, StaleMetadataFault,
                                                     UncleanElectionFault, ZombieFault)
 from chaoskit_plugins.faults.delete_records import DeleteRecordsFault
@@ -21,6 +24,6 @@ from chaoskit_plugins.faults.zombie_rejoin import ZombieRejoinFault
 FAULTS: dict[str, Callable[..., Any]] = {
     cls.name: cls for cls in (PartitionFault, KillFault, PauseFault, RestartFault, ZombieFault,
                               UncleanElectionFault, StaleMetadataFault, FreezeClientMetadataFault, AdminFault,
-                              ZombieRejoinFault, ExpandBatchFault, DeleteRecordsFault)
+                              ZombieRejoinFault, ExpandBatchFault, DeleteRecordsFault, ClientsFault)
 }
 FAULTS.update({name: partial(ToxicFault, name) for name in TOXICS})

@@ -1,0 +1,391 @@
+"""The grammar of steps: every step a schedule may hold, each drawn valid in the state the steps
+before it leave (Hypothesis's rule-based state machine: rules with preconditions).
+
+The `Model` is what the grammar knows of a run at a time without running it: each explored
+topic's initial, undeleted and existing partition counts, the partitions a shrink marked and until
+when they exist, which fault windows are open (a fault plays one window at a time), which steps
+take a broker or the controller down (one of each at a time, so a run stays able to make progress)
+and the topic settings. `valid(schedule)` walks a schedule through it; `repaired` drops the steps
+that are not valid where they stand (after an edit moved or deleted the step they relied on).
+
+Every fault the plugin registry holds joins the grammar. How to draw a fault's targets and params
+is a `StepKind`, registered through the `chaoskit_add_steps` hook (the built-in plugin registers
+the built-ins' kinds, below, as a third party registers its own); a fault without one is drawn
+with a broker or controller target and its factory's default params.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping
+
+from chaoskit.explore.steps import QUIET_END_S, Step, StepSchedule
+
+MAX_PARTITIONS = 16
+INF = math.inf
+BROKER, CONTROLLER = "broker", "controller"
+
+
+@dataclass
+class TopicModel:
+    name: str
+    initial: int
+    count: int  # undeleted partitions
+    existing: int  # partitions that exist: the undeleted and the marked ones
+    marked_until: float = -INF  # marked partitions exist until then (INF: until the group drained them)
+
+    def marked(self, t: float) -> bool:
+        return t < self.marked_until and self.existing > self.count
+
+    def partitions(self, t: float) -> int:
+        return self.existing if self.marked(t) else self.count
+
+
+@dataclass
+class Model:
+    duration_s: float
+    topics: dict[str, TopicModel]
+    brokers: int = 3
+    settings: dict[str, str] = field(default_factory=dict)
+    t: float = 0.0
+    busy: dict[str, float] = field(default_factory=dict)  # fault -> its open window's end
+    down: dict[str, float] = field(default_factory=dict)  # broker/controller -> until when one is down
+
+    @classmethod
+    def start(cls, topics: Mapping[str, int], duration_s: float, brokers: int = 3,
+              settings: Mapping[str, str] | None = None) -> Model:
+        return cls(duration_s, {n: TopicModel(n, c, c, c) for n, c in topics.items()}, brokers, dict(settings or {}))
+
+    def copy(self) -> Model:
+        return replace(self, topics={n: replace(t) for n, t in self.topics.items()}, settings=dict(self.settings),
+                       busy=dict(self.busy), down=dict(self.down))
+
+    @property
+    def last_start_s(self) -> float:
+        return self.duration_s - QUIET_END_S
+
+    def free(self, fault: str, t: float) -> bool:
+        return self.busy.get(fault, -INF) <= t
+
+    def can_take_down(self, what: str | None, t: float) -> bool:
+        return what is None or self.down.get(what, -INF) <= t
+
+
+Draw = Callable[[random.Random, Model, float], "Step | None"]
+
+
+@dataclass(frozen=True)
+class StepKind:
+    """How the grammar draws one fault's steps: `draw(rng, model, t)` gives a step opening at t that
+    is valid in `model` (None when none is), `check(step, model)` says whether a given step still is
+    (after an edit), `apply(step, model)` is what the step changes. `takes_down` names what it stops
+    (BROKER, CONTROLLER or None) and `hold_s` how long past its window it may keep it (a story
+    that waits on the cluster)."""
+
+    fault: str
+    weight: float
+    draw: Draw
+    check: Callable[[Step, Model], bool] = lambda step, model: True
+    apply: Callable[[Step, Model], None] = lambda step, model: None
+    takes_down: str | None = None
+    hold_s: float = 0.0
+
+
+# --- targets ------------------------------------------------------------------------------------------
+def partition_targets(model: Model, t: float, kinds: tuple[str, ...] = ("leader-of", "follower-of")) -> list[str]:
+    return [f"{k}:{topic.name}/{p}" for topic in model.topics.values() for p in range(topic.partitions(t))
+            for k in kinds]
+
+
+def node_targets(model: Model, t: float, controllers: bool = True) -> list[str]:
+    out = ["random-broker", "coordinator", *partition_targets(model, t)]
+    return out + ["active-controller"] if controllers else out
+
+
+def target_exists(target: str, model: Model, t: float) -> bool:
+    kind, _, rest = target.partition(":")
+    if kind not in ("leader-of", "follower-of"):
+        return True
+    name, _, p = rest.rpartition("/")
+    topic = model.topics.get(name)
+    return topic is None or (p.isdigit() and int(p) < topic.partitions(t))  # another topic: not ours to judge
+
+
+def takes_down_of(target: str) -> str:
+    return CONTROLLER if target == "active-controller" else BROKER
+
+
+# --- the built-in kinds --------------------------------------------------------------------------------
+def _window(rng: random.Random, lo: float, hi: float) -> float:
+    return round(lo + (hi - lo) * rng.random(), 1)
+
+
+def _node_fault(fault: str, weight: float, lo: float, hi: float, params: Callable[[random.Random], dict] | None = None,
+                controllers: bool = True) -> StepKind:
+    """A fault on one node (kill, pause, restart, partition, zombie, ...): any broker, the leader or a
+    follower of an explored partition, the group's coordinator, or the active controller."""
+    def draw(rng: random.Random, model: Model, t: float) -> Step | None:
+        targets = [x for x in node_targets(model, t, controllers) if model.can_take_down(takes_down_of(x), t)]
+        if not targets:
+            return None
+        return Step(fault, t, _window(rng, lo, hi), rng.choice(targets), params(rng) if params else {},
+                    rng.getrandbits(31))
+    return StepKind(fault, weight, draw, check=lambda s, m: target_exists(s.target, m, s.at_s), takes_down=BROKER)
+
+
+def _client_fault(fault: str, weight: float, lo: float, hi: float,
+                  params: Callable[[random.Random], dict] | None = None) -> StepKind:
+    def draw(rng: random.Random, model: Model, t: float) -> Step | None:
+        return Step(fault, t, _window(rng, lo, hi), "client", params(rng) if params else {}, rng.getrandbits(31))
+    return StepKind(fault, weight, draw)
+
+
+def _toxic(fault: str, weight: float, params: Callable[[random.Random], dict]) -> StepKind:
+    def draw(rng: random.Random, model: Model, t: float) -> Step | None:
+        target = rng.choice(["client", "random-broker", "coordinator", *partition_targets(model, t, ("leader-of",))])
+        return Step(fault, t, _window(rng, 1.0, 4.0), target, params(rng), rng.getrandbits(31))
+    return StepKind(fault, weight, draw, check=lambda s, m: target_exists(s.target, m, s.at_s))
+
+
+def _admin_draw(rng: random.Random, model: Model, t: float) -> Step | None:
+    topic = rng.choice(sorted(model.topics.values(), key=lambda x: x.name))
+    can_shrink = topic.count > topic.initial and not topic.marked(t)
+    if can_shrink and rng.random() < 0.45:
+        to = rng.randint(topic.initial, topic.count - 1)
+        removal = rng.choice([{}, {}, {"delay_ms": 60_000}, {"delay_ms": rng.choice([1000, 3000])}, {"immediate": True}])
+        extra = {"written_within_s": 3, "written_records": 4} if rng.random() < 0.5 else {}
+        return Step("admin", t, 0.5, "client", {"op": "shrink", "topic": topic.name, "to": to, **removal, **extra},
+                    rng.getrandbits(31))
+    if topic.existing >= MAX_PARTITIONS:
+        return None
+    to = min(MAX_PARTITIONS, topic.count + rng.choice([1, 2, 2, topic.count]))
+    wait = {"removed_within_s": 15} if topic.marked(t) or topic.existing > topic.count else {}
+    return Step("admin", t, 0.5, "client", {"op": "expand", "topic": topic.name, "to": to, **wait}, rng.getrandbits(31))
+
+
+def _admin_check(step: Step, model: Model) -> bool:
+    p, t = step.params, step.at_s
+    topic = model.topics.get(p.get("topic"))
+    if topic is None or not isinstance(p.get("to"), int):
+        return False
+    if p.get("op") == "shrink":
+        return topic.initial <= p["to"] < topic.count and not topic.marked(t)
+    if p.get("op") == "expand":
+        waits = "removed_within_s" in p
+        return topic.count < p["to"] <= MAX_PARTITIONS and (waits or not topic.marked(t))
+    return False
+
+
+def _admin_apply(step: Step, model: Model) -> None:
+    p, t = step.params, step.at_s
+    topic = model.topics[p["topic"]]
+    if p["op"] == "expand":
+        topic.count = topic.existing = p["to"]  # once the marked ones are gone (it waited), under their numbers
+        topic.marked_until = -INF
+        return
+    topic.count = p["to"]
+    if p.get("immediate"):
+        topic.existing, topic.marked_until = topic.count, -INF
+    else:
+        topic.marked_until = t + p["delay_ms"] / 1000 if "delay_ms" in p else INF
+
+
+def _delete_records_draw(rng: random.Random, model: Model, t: float) -> Step | None:
+    marked = [x for x in model.topics.values() if x.marked(t)]
+    if not marked:
+        return None
+    return Step("delete-records", t, 1.0, "client", {"topic": rng.choice(marked).name, "committed_within_s": 5},
+                rng.getrandbits(31))
+
+
+def _expand_batch_draw(rng: random.Random, model: Model, t: float) -> Step | None:
+    topic = rng.choice(sorted(model.topics.values(), key=lambda x: x.name))
+    if topic.marked(t) or topic.existing >= MAX_PARTITIONS:
+        return None
+    return Step("expand-batch", t, 1.0, "client", {"topics": {topic.name: topic.count + 1, "__consumer_offsets": 6}},
+                rng.getrandbits(31))
+
+
+def _expand_batch_apply(step: Step, model: Model) -> None:
+    for name, count in step.params["topics"].items():
+        if name in model.topics:
+            model.topics[name].count = model.topics[name].existing = count
+
+
+def _expand_batch_check(step: Step, model: Model) -> bool:
+    return all(not (x := model.topics[n]).marked(step.at_s) and c > x.count
+               for n, c in step.params.get("topics", {}).items() if n in model.topics)
+
+
+def _story(fault: str, weight: float, lo: float, hi: float, params: Callable[[random.Random], dict],
+           hold_s: float, needs: Callable[[Model], bool] = lambda model: True) -> StepKind:
+    """A staged story on one explored partition (its leader's election, a zombie's rejoin), valid
+    where `needs` holds (an unclean election needs the topic to allow one)."""
+    def draw(rng: random.Random, model: Model, t: float) -> Step | None:
+        targets = partition_targets(model, t, ("leader-of",))
+        if not targets or not needs(model):
+            return None
+        return Step(fault, t, _window(rng, lo, hi), rng.choice(targets), params(rng), rng.getrandbits(31))
+    return StepKind(fault, weight, draw, check=lambda s, m: needs(m) and target_exists(s.target, m, s.at_s),
+                    takes_down=BROKER, hold_s=hold_s)
+
+
+def unclean_allowed(model: Model) -> bool:
+    return model.settings.get("unclean.leader.election.enable") == "true"
+
+
+def _unclean_params(rng: random.Random) -> dict[str, Any]:
+    story = rng.choice([None, "reading", "lagging", "idle", "restarted"])
+    return {"solo_writes": rng.choice([1, 5, 20]), "isr_timeout_s": 8, "solo_timeout_s": 4, "elect_timeout_s": 10,
+            "rejoin_timeout_s": 15, "read_timeout_s": 4, "grow_timeout_s": 6, "idle_s": 2,
+            **({"consumers": story} if story else {})}
+
+
+def builtin_kinds() -> dict[str, StepKind]:
+    kinds = [
+        StepKind("admin", 4.0, _admin_draw, _admin_check, _admin_apply),
+        StepKind("delete-records", 0.5, _delete_records_draw,
+                 check=lambda s, m: (x := m.topics.get(s.params.get("topic"))) is not None and x.marked(s.at_s)),
+        StepKind("expand-batch", 0.3, _expand_batch_draw, _expand_batch_check, _expand_batch_apply),
+        _node_fault("partition", 2.0, 1.0, 5.0, lambda r: {"shape": r.choice(["isolate", "isolate", "halves"]),
+                                                            "how": r.choice(["refuse", "drop"])}),
+        _node_fault("kill", 1.5, 1.0, 3.0),
+        _node_fault("pause", 1.0, 1.0, 3.0),
+        _node_fault("restart", 0.5, 1.0, 3.0),
+        _node_fault("zombie", 0.7, 5.0, 8.0, lambda r: {"timeout_s": 10}, controllers=False),
+        _node_fault("stale-metadata", 0.8, 2.0, 6.0, controllers=False),
+        _toxic("latency", 1.0, lambda r: {"latency": r.choice([50, 200, 800]), "jitter": r.choice([0, 50])}),
+        _toxic("reset-peer", 0.4, lambda r: {"timeout": r.choice([0, 100])}),
+        _toxic("bandwidth", 0.3, lambda r: {"rate": r.choice([5, 50])}),
+        _toxic("slicer", 0.2, lambda r: {"average_size": r.choice([16, 256]), "size_variation": 8, "delay": 500}),
+        _toxic("slow-close", 0.2, lambda r: {"delay": r.choice([500, 2000])}),
+        _toxic("limit-data", 0.2, lambda r: {"bytes": r.choice([1000, 100_000])}),
+        _client_fault("freeze-client-metadata", 1.0, 2.0, 6.0),
+        _client_fault("clients", 2.0, 1.0, 5.0, lambda r: {"action": r.choice(["idle", "leave", "restart",
+                                                                                "stop-producers"]),
+                                                            "which": r.choice(["all", "one"])}),
+        _story("unclean-election", 0.8, 3.0, 5.0, _unclean_params, hold_s=12.0, needs=unclean_allowed),
+        _story("zombie-rejoin", 0.3, 4.0, 6.0, lambda r: {"step_timeout_s": 10, "rejoin_timeout_s": 6}, hold_s=20.0),
+    ]
+    return {k.fault: k for k in kinds}
+
+
+def generic_kind(fault: str) -> StepKind:
+    """A plugin's fault without a StepKind of its own: a broker or controller target, default params."""
+    def draw(rng: random.Random, model: Model, t: float) -> Step | None:
+        return Step(fault, t, _window(rng, 1.0, 4.0), rng.choice(["random-broker", "active-controller"]), {},
+                    rng.getrandbits(31))
+    return StepKind(fault, 0.5, draw, takes_down=BROKER)
+
+
+# --- settings ---------------------------------------------------------------------------------------------
+SETTINGS: dict[str, tuple[tuple[str, float], ...]] = {
+    # topic configs a schedule draws (value, weight): KIP-253 on or off for the topic, the ISR a write
+    # needs, whether an out-of-sync replica may be elected, and compaction
+    "enable.ordered.delivery": (("true", 0.85), ("false", 0.15)),
+    "min.insync.replicas": (("1", 0.6), ("2", 0.4)),
+    "unclean.leader.election.enable": (("false", 0.6), ("true", 0.4)),
+    "cleanup.policy": (("delete", 0.9), ("compact", 0.1)),
+}
+
+
+def draw_setting(rng: random.Random, name: str) -> str:
+    values = SETTINGS[name]
+    x = rng.random() * sum(w for _, w in values)
+    for value, weight in values:
+        x -= weight
+        if x < 0:
+            return value
+    return values[-1][0]
+
+
+# --- the grammar ------------------------------------------------------------------------------------------
+@dataclass
+class Grammar:
+    """The kinds of step a search draws from, and the explored topics it draws them for."""
+
+    kinds: dict[str, StepKind]
+    topics: dict[str, int]  # explored topic -> its initial partition count
+    duration_s: float
+    brokers: int = 3
+    fixed: dict[str, str] = field(default_factory=dict)  # settings the base test sets: never drawn
+
+    @classmethod
+    def for_faults(cls, faults: list[str], topics: Mapping[str, int], duration_s: float, brokers: int = 3,
+                   kinds: Mapping[str, StepKind] | None = None, fixed: Mapping[str, str] | None = None) -> Grammar:
+        """The grammar over `faults` (the registry's names), each drawn by its kind in `kinds` (the
+        registry's steps; default the built-in ones) or by a generic kind."""
+        known = builtin_kinds() if kinds is None else dict(kinds)
+        kinds = {f: known.get(f) or generic_kind(f) for f in sorted(faults)}
+        return cls(kinds, dict(topics), duration_s, brokers, dict(fixed or {}))
+
+    def model(self, settings: Mapping[str, str]) -> Model:
+        return Model.start(self.topics, self.duration_s, self.brokers, settings)
+
+    def settings(self, rng: random.Random) -> dict[str, str]:
+        return {k: draw_setting(rng, k) for k in SETTINGS if k not in self.fixed}
+
+    def draw_step(self, rng: random.Random, model: Model, t: float) -> Step | None:
+        """A step opening at `t`, valid in `model` (None if the kind drawn has none valid then)."""
+        kinds = [k for k in self.kinds.values() if model.free(k.fault, t) and model.can_take_down(k.takes_down, t)]
+        if not kinds:
+            return None
+        kind = _weighted(rng, kinds)
+        return kind.draw(rng, model, t)
+
+    def random_schedule(self, rng: random.Random, steps: tuple[int, int] = (1, 6)) -> StepSchedule:
+        """A schedule of a few steps at random times, each drawn in the state the ones before it leave."""
+        times = sorted(round(rng.uniform(0.3, self.last_start_s), 2) for _ in range(rng.randint(*steps)))
+        schedule = StepSchedule((), self.settings(rng))
+        model = self.model(schedule.settings)
+        drawn = []
+        for t in times:
+            step = self.draw_step(rng, model, t)
+            if step is not None and self.admit(step, model):
+                drawn.append(step)
+        return schedule.with_steps(drawn)
+
+    @property
+    def last_start_s(self) -> float:
+        return max(0.5, self.duration_s - QUIET_END_S)
+
+    def admit(self, step: Step, model: Model) -> bool:
+        """If `step` is valid in `model` now, apply it (the model moves on) and say so."""
+        kind = self.kinds.get(step.fault)
+        t = step.at_s
+        if kind is None or not 0 <= t <= self.last_start_s or step.window_s <= 0:
+            return False
+        takes_down = takes_down_of(step.target) if kind.takes_down else None
+        if not model.free(step.fault, t) or not model.can_take_down(takes_down, t) or not kind.check(step, model):
+            return False
+        kind.apply(step, model)
+        model.busy[step.fault] = step.stop_s
+        if takes_down:
+            model.down[takes_down] = step.stop_s + kind.hold_s
+        return True
+
+    def repaired(self, schedule: StepSchedule) -> StepSchedule:
+        """The schedule without the steps that are not valid where they stand."""
+        model = self.model(schedule.settings)
+        return schedule.with_steps([s for s in schedule.steps if self.admit(s, model)])
+
+    def valid(self, schedule: StepSchedule) -> bool:
+        return len(self.repaired(schedule).steps) == len(schedule.steps)
+
+    def model_at(self, schedule: StepSchedule, t: float) -> Model:
+        """The model as the schedule's steps before `t` leave it."""
+        model = self.model(schedule.settings)
+        for s in schedule.steps:
+            if s.at_s < t:
+                self.admit(s, model)
+        return model
+
+
+def _weighted(rng: random.Random, kinds: list[StepKind]) -> StepKind:
+    x = rng.random() * sum(k.weight for k in kinds)
+    for k in kinds:
+        x -= k.weight
+        if x < 0:
+            return k
+    return kinds[-1]

@@ -1,0 +1,93 @@
+"""The grammar (chaoskit.explore.grammar): every step drawn is valid where it stands, the admin
+changes follow the topic's state, a schedule that loses a step loses the steps that needed it, and
+every installed fault can be drawn."""
+from __future__ import annotations
+
+import random
+
+from chaoskit.explore.grammar import BROKER, Grammar, StepKind, generic_kind
+from chaoskit.explore.steps import Step, StepSchedule
+
+
+def shrink(at: float, to: int, **params) -> Step:
+    return Step("admin", at, 0.5, "client", {"op": "shrink", "topic": "orders", "to": to, **params})
+
+
+def expand(at: float, to: int, **params) -> Step:
+    return Step("admin", at, 0.5, "client", {"op": "expand", "topic": "orders", "to": to, **params})
+
+
+def test_random_schedules_are_valid_and_come_from_the_seed(grammar: Grammar):
+    for seed in range(60):
+        s = grammar.random_schedule(random.Random(seed))
+        assert grammar.valid(s), s.lines()
+        assert s == grammar.random_schedule(random.Random(seed))
+        assert all(0 <= x.at_s <= grammar.last_start_s for x in s.steps)
+
+
+def test_every_installed_fault_is_in_the_grammar_and_drawn(grammar: Grammar):
+    from chaoskit.pluginmanager import collect, get_plugin_manager
+
+    assert set(grammar.kinds) == set(collect(get_plugin_manager(), "faults"))
+    drawn = {x.fault for seed in range(800) for x in grammar.random_schedule(random.Random(seed), (4, 8)).steps}
+    assert drawn == set(grammar.kinds)
+
+
+def test_a_topic_never_shrinks_below_its_first_count_nor_twice_while_partitions_are_marked(grammar: Grammar):
+    settings = {}
+    assert not grammar.valid(StepSchedule((shrink(1, 3),), settings))  # created with 4
+    assert grammar.valid(StepSchedule((expand(1, 6), shrink(2, 5)), settings))
+    assert not grammar.valid(StepSchedule((expand(1, 8), shrink(2, 6), shrink(3, 5)), settings))
+    assert grammar.valid(StepSchedule((expand(1, 8), shrink(2, 6, delay_ms=1000), shrink(4, 5)), settings))
+
+
+def test_a_topic_grows_again_after_a_shrink_only_by_waiting_for_the_removal(grammar: Grammar):
+    assert not grammar.valid(StepSchedule((expand(1, 6), shrink(2, 5), expand(3, 6))))
+    assert grammar.valid(StepSchedule((expand(1, 6), shrink(2, 5), expand(3, 6, removed_within_s=15))))
+    assert grammar.valid(StepSchedule((expand(1, 6), shrink(2, 5, immediate=True), expand(3, 6))))
+
+
+def test_dropping_a_step_drops_the_steps_that_needed_it(grammar: Grammar):
+    drain = Step("delete-records", 3.0, 1.0, "client", {"topic": "orders"})
+    leader5 = Step("kill", 2.5, 1.0, "leader-of:orders/5", {})
+    whole = StepSchedule((expand(1, 6), shrink(2, 5), leader5, drain))
+    assert grammar.valid(whole)
+    without_growth = grammar.repaired(whole.with_steps(whole.steps[1:]))
+    assert without_growth.steps == ()  # no shrink below 4, no marked partition, no partition 5
+
+
+def test_one_step_at_a_time_takes_a_broker_down_and_a_fault_plays_one_window_at_a_time(grammar: Grammar):
+    kill = Step("kill", 1.0, 2.0, "random-broker", {})
+    pause = Step("pause", 2.0, 1.0, "leader-of:orders/0", {})
+    assert not grammar.valid(StepSchedule((kill, pause)))
+    assert grammar.valid(StepSchedule((kill, Step("pause", 2.0, 1.0, "active-controller", {}))))
+    assert not grammar.valid(StepSchedule((kill, Step("kill", 2.5, 1.0, "active-controller", {}))))
+
+
+def test_an_unclean_election_needs_a_topic_that_allows_one(grammar: Grammar):
+    story = Step("unclean-election", 1.0, 4.0, "leader-of:orders/0", {"consumers": "reading"})
+    assert not grammar.valid(StepSchedule((story,), {"unclean.leader.election.enable": "false"}))
+    assert grammar.valid(StepSchedule((story,), {"unclean.leader.election.enable": "true"}))
+
+
+def test_a_plugin_fault_without_a_kind_is_drawn_generically_and_one_with_a_kind_as_it_says():
+    own = StepKind("flood", 1.0, lambda rng, model, t: Step("flood", t, 1.0, "client", {"rate": 9}))
+    g = Grammar.for_faults(["flood", "quake"], {"orders": 4}, 10.0, kinds={"flood": own})
+    assert g.kinds["flood"] is own and g.kinds["quake"].takes_down == BROKER
+    steps = [x for seed in range(20) for x in g.random_schedule(random.Random(seed)).steps]
+    assert {x.fault for x in steps} == {"flood", "quake"}
+    assert all(x.params == {"rate": 9} for x in steps if x.fault == "flood")
+    assert {x.target for x in steps if x.fault == "quake"} <= {"random-broker", "active-controller"}
+    assert generic_kind("quake").draw(random.Random(1), g.model({}), 1.0).fault == "quake"
+
+
+def test_the_model_at_a_time_is_what_the_steps_before_it_leave(grammar: Grammar):
+    s = StepSchedule((expand(1, 6), shrink(2, 5, delay_ms=3000)))
+    assert grammar.model_at(s, 1.5).topics["orders"].count == 6
+    m = grammar.model_at(s, 3.0)
+    assert m.topics["orders"].count == 5 and m.topics["orders"].marked(3.0) and not m.topics["orders"].marked(5.5)
+
+
+def test_settings_the_base_sets_are_never_drawn():
+    g = Grammar.for_faults(["kill"], {"orders": 4}, 10.0, fixed={"min.insync.replicas": "2"})
+    assert all("min.insync.replicas" not in g.random_schedule(random.Random(s)).settings for s in range(10))

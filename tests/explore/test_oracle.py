@@ -1,0 +1,28 @@
+"""The oracle (chaoskit.explore.oracle): what a schedule's own steps excuse, and nothing more."""
+from __future__ import annotations
+
+from chaoskit.explore.coverage import Event, RunCoverage
+from chaoskit.explore.oracle import excused, removes_unread
+from chaoskit.explore.steps import Step, StepSchedule
+
+NONE = RunCoverage(frozenset(), ())
+UNCLEAN = RunCoverage(frozenset(), (Event(3.0, "election:unclean", "orders", 0),))
+
+
+def shrink(**params) -> StepSchedule:
+    return StepSchedule((Step("admin", 4.0, 0.5, "client", {"op": "shrink", "topic": "orders", "to": 4, **params}),))
+
+
+def test_a_removal_that_does_not_wait_for_the_group_excuses_lost_and_unseen_writes_only():
+    assert removes_unread(shrink(immediate=True), 30) and removes_unread(shrink(delay_ms=3000), 30)
+    assert not removes_unread(shrink(), 30) and not removes_unread(shrink(delay_ms=60_000), 30)
+    why = excused({"unseen", "key-order"}, shrink(immediate=True), NONE, {"orders"}, 30)
+    assert set(why) == {"unseen"}
+    assert excused({"unseen"}, shrink(), NONE, {"orders"}, 30) == {}
+
+
+def test_an_unclean_election_of_the_run_s_topic_leaves_only_what_kip_320_promises():
+    found = {"lost-write", "unseen", "nonmonotonic-send", "truncation-undetected", "duplicate", "key-order"}
+    why = excused(found, StepSchedule(), UNCLEAN, {"orders"}, 30)
+    assert set(why) == {"lost-write", "unseen", "nonmonotonic-send", "key-order"}
+    assert excused(found, StepSchedule(), UNCLEAN, {"other"}, 30) == {}  # another topic's election excuses nothing
