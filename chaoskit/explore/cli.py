@@ -5,6 +5,7 @@ for one that breaks a guarantee, guided by the protocol states runs reach; shrin
     chaoskit explore reports/runs/<id>/test.json --client kafka-python
     chaoskit explore kip694_reduction --mutation readonly-refusal    does the search catch it?
     chaoskit explore --resume reports/explore/<id> --budget 5m       carry on where it stopped
+    chaoskit explore --budget 10m                                    the default base: one topic, a group of two
 
 The base gives the cluster, topics, workload and client; its own fault windows are the first
 schedule tried. Everything goes to reports/explore/<id>/ as it arrives (docs/explore.md): the
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chaoskit.explore.search import STRATEGIES, UNTIL, Explorer, Settings, parse_budget
+from chaoskit.explore.steps import default_base
 
 
 def register(sub: Any) -> None:
@@ -30,7 +32,8 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("explore", help="search fault schedules for one that breaks a guarantee; shrink it",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("base", nargs="?", help="a suite (kip253_expansion, or suites/test_x.py[::test]) or a test.json")
+    p.add_argument("base", nargs="?", help="a suite (kip253_expansion, or suites/test_x.py[::test]) or a test.json "
+                                           "(default: one topic, three producers, a group of two, 10 s runs)")
     p.add_argument("--budget", default="10m", help="how long to search: 90s, 10m, 1h (default 10m)")
     p.add_argument("--seed", type=int, help="the search's seed (default: drawn and printed)")
     p.add_argument("--client", help="the client every run uses (default: the base's)")
@@ -85,10 +88,8 @@ def settings_from(args: argparse.Namespace) -> tuple[Settings, bool]:
         saved = Corpus.open(args.resume).settings
         settings = Settings.from_json(saved, args.resume)
         return replace(settings, budget_s=budget, shrink_budget_s=shrink_budget, jobs=args.jobs), True
-    if not args.base:
-        raise ValueError("give a suite or a test.json to explore (or --resume DIR)")
     out = args.out or Path("reports") / "explore" / new_run_id()
-    base = base_test(args.base, args.profile or "patched", out)
+    base = base_test(args.base, args.profile or "patched") if args.base else default_base()
     mutations = sorted(checked(m.strip() for m in args.mutation.split(","))) if args.mutation else base.mutations
     changes = {"client": args.client, "profile": args.profile, "backend": args.backend, "duration_s": args.duration}
     base = replace(base, mutations=list(mutations), **{k: v for k, v in changes.items() if v is not None})
@@ -98,7 +99,7 @@ def settings_from(args: argparse.Namespace) -> tuple[Settings, bool]:
                     shrink_budget, faults, args.keep_runs), False
 
 
-def base_test(text: str, profile: str, out: Path) -> Any:
+def base_test(text: str, profile: str) -> Any:
     """The base ChaosTest: a test.json, or a suite's first smoke test as pytest would run it."""
     from chaoskit.run.chaostest import ChaosTest
 

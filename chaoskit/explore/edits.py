@@ -11,7 +11,7 @@ import random
 from dataclasses import replace
 from typing import Callable
 
-from chaoskit.explore.grammar import SETTINGS, Grammar, draw_setting
+from chaoskit.explore.grammar import SETTINGS, Grammar
 from chaoskit.explore.steps import Step, StepSchedule
 
 MAX_STEPS = 12
@@ -83,12 +83,14 @@ def retime(rng: random.Random, s: StepSchedule, g: Grammar) -> StepSchedule | No
 
 
 def resetting(rng: random.Random, s: StepSchedule, g: Grammar) -> StepSchedule | None:
-    """One of the topic's settings drawn again."""
-    names = [k for k in SETTINGS if k not in g.fixed]
-    if not names:
+    """One of the topic's settings switched: set when it was not, back to the default when it was."""
+    if not g.setting_names:
         return None
-    name = rng.choice(names)
-    return replace(s, settings={**s.settings, name: draw_setting(rng, name)})
+    name = rng.choice(g.setting_names)
+    settings = {k: v for k, v in s.settings.items() if k != name}
+    if name not in s.settings:
+        settings[name] = SETTINGS[name][0]
+    return replace(s, settings=settings)
 
 
 def _put(s: StepSchedule, i: int, step: Step) -> StepSchedule:

@@ -280,24 +280,19 @@ def generic_kind(fault: str) -> StepKind:
 
 
 # --- settings ---------------------------------------------------------------------------------------------
-SETTINGS: dict[str, tuple[tuple[str, float], ...]] = {
-    # topic configs a schedule draws (value, weight): KIP-253 on or off for the topic, the ISR a write
-    # needs, whether an out-of-sync replica may be elected, and compaction
-    "enable.ordered.delivery": (("true", 0.85), ("false", 0.15)),
-    "min.insync.replicas": (("1", 0.6), ("2", 0.4)),
-    "unclean.leader.election.enable": (("false", 0.6), ("true", 0.4)),
-    "cleanup.policy": (("delete", 0.9), ("compact", 0.1)),
+# topic configs a schedule may set (the value other than the default, and how often it is drawn): KIP-253
+# off for the topic, two in-sync replicas for a write, out-of-sync replicas electable, compaction. A
+# setting not drawn is left to the cluster's default, so a schedule lists only what it changes.
+SETTINGS: dict[str, tuple[str, float]] = {
+    "enable.ordered.delivery": ("false", 0.15),
+    "min.insync.replicas": ("2", 0.4),
+    "unclean.leader.election.enable": ("true", 0.4),
+    "cleanup.policy": ("compact", 0.1),
 }
 
 
-def draw_setting(rng: random.Random, name: str) -> str:
-    values = SETTINGS[name]
-    x = rng.random() * sum(w for _, w in values)
-    for value, weight in values:
-        x -= weight
-        if x < 0:
-            return value
-    return values[-1][0]
+def draw_settings(rng: random.Random, names: list[str]) -> dict[str, str]:
+    return {name: SETTINGS[name][0] for name in names if rng.random() < SETTINGS[name][1]}
 
 
 # --- the grammar ------------------------------------------------------------------------------------------
@@ -323,8 +318,13 @@ class Grammar:
     def model(self, settings: Mapping[str, str]) -> Model:
         return Model.start(self.topics, self.duration_s, self.brokers, settings)
 
+    @property
+    def setting_names(self) -> list[str]:
+        """The settings a schedule may change: those the base test does not set itself."""
+        return [k for k in SETTINGS if k not in self.fixed]
+
     def settings(self, rng: random.Random) -> dict[str, str]:
-        return {k: draw_setting(rng, k) for k in SETTINGS if k not in self.fixed}
+        return draw_settings(rng, self.setting_names)
 
     def draw_step(self, rng: random.Random, model: Model, t: float) -> Step | None:
         """A step opening at `t`, valid in `model` (None if the kind drawn has none valid then)."""

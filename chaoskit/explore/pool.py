@@ -29,8 +29,11 @@ class WorkerGone(RuntimeError):
 
 
 def _serve(conn: Any, root: str, name: str) -> None:
-    """The worker: run each test it is sent on its lane; answer with the run folder."""
-    logging.basicConfig(level=logging.WARNING, format=f"{name}: %(levelname)s %(name)s: %(message)s")
+    """The worker: run each test it is sent on its lane; answer with the run folder. Its log lines
+    (the runs' clients and faults) go to lanes/<name>.log, not to the explore's terminal."""
+    Path(root).mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(level=logging.INFO, filename=str(Path(root) / f"{name}.log"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from chaoskit.explore.lanes import Lane
     from chaoskit.run.runner import run
 

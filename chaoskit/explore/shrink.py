@@ -7,9 +7,10 @@ failures, or two passes). The passes go from cheap to costly, as Hypothesis's do
 1. steps: ddmin over the steps (halves, quarters, ... then single steps; a step whose precondition
    went with another is dropped with it), and last the schedule without any step;
 2. windows and timings: each step's window halved, its start moved earlier (to a whole second);
-3. settings: each topic setting dropped (the topic's default).
+3. settings: the topic's settings dropped (its defaults), all at once, else one at a time.
 Each candidate accepted is written to the finding's folder at once, so a killed shrink keeps its
-best; the folder's replay.txt says how often the result failed in its last replays.
+best. The result is then replayed three times, whatever the first two say, and replay.txt says in
+how many of the three it failed.
 """
 from __future__ import annotations
 
@@ -37,13 +38,13 @@ class Shrinker:
     def out_of_time(self) -> bool:
         return time.monotonic() >= self.deadline
 
-    def fails(self, schedule: StepSchedule) -> tuple[int, int]:
-        """(failed, replayed): replays of `schedule` until 2 failed or 2 passed (at most 3); the first
-        failing replay's folder is kept for the finding (`self.failing`), the others removed."""
+    def fails(self, schedule: StepSchedule, every: bool = False) -> tuple[int, int]:
+        """(failed, replayed): replays of `schedule` until 2 failed or 2 passed (all 3 with `every`);
+        the first failing replay's folder is kept for the finding (`self.failing`), the others removed."""
         failed = passed = 0
         self.failing: tuple[dict[str, Any], Any] | None = None
-        while failed < NEEDED and passed < REPLAYS - NEEDED + 1:
-            wanted = min(NEEDED - failed, REPLAYS - NEEDED + 1 - passed)
+        while (failed + passed < REPLAYS) if every else (failed < NEEDED and passed < REPLAYS - NEEDED + 1):
+            wanted = REPLAYS - failed - passed if every else min(NEEDED - failed, REPLAYS - NEEDED + 1 - passed)
             futures = []
             for _ in range(max(1, min(wanted, self.pool.jobs))):
                 self.tries += 1
@@ -84,7 +85,7 @@ class Shrinker:
     def write(self, stage: str, results: dict[str, Any] | None = None, run_dir: Any = None) -> None:
         from chaoskit.explore.search import write_finding
 
-        if results is not None:
+        if results:
             self.results = results
         write_finding(self.finding.folder, self.explorer.s.base, self.best, self.seed, self.results,
                       self.finding.check, stage, self.best_replays, run_dir)
@@ -130,6 +131,9 @@ class Shrinker:
         return replace(step, at_s=at) if at < step.at_s else None
 
     def settings(self) -> None:
+        """The topic's settings dropped (its defaults): all at once, else one at a time."""
+        if not self.best.settings or self.accept_if_fails(replace(self.best, settings={})):
+            return
         for name in sorted(self.best.settings):
             if self.out_of_time():
                 return
@@ -140,23 +144,17 @@ class Shrinker:
         began = len(self.finding.schedule.steps)
         for stage in (self.steps, self.timings, self.settings):
             stage()
-        if self.best_replays is None and not self.out_of_time():  # nothing smaller failed: replay the original
-            self.best_replays = self.fails(self.best)
-            if self.failing is not None:
-                self.write("shrunk", *self.failing)
-                return self._done(began)
-        self.write("shrunk")
+        # the result replayed three times over, whatever the first two say: how often it fails
+        self.best_replays = self.fails(self.best, every=True)
+        self.write("shrunk", *(self.failing or ({},)))
         return self._done(began)
 
     def _done(self, began: int) -> StepSchedule:
         self.explorer.say(f"  shrunk {self.finding.check}: {began} -> {len(self.best.steps)} steps, "
-                          f"{self.tries} replays; failed in {_ratio(self.best_replays)} of its last replays: "
+                          f"{self.tries} replays; the result failed in {self.best_replays[0]} of "
+                          f"{self.best_replays[1]} replays: "
                           f"{self.finding.folder}")
         return self.best
-
-
-def _ratio(replays: tuple[int, int] | None) -> str:
-    return f"{replays[0]} of {replays[1]}" if replays else "? (no time left to replay)"
 
 
 def shrink_finding(explorer: Any, pool: Any, finding: Any) -> None:

@@ -23,6 +23,16 @@ from chaoskit.run.chaostest import ChaosTest, Topic
 QUIET_END_S = 2.0  # no step opens in a run's last seconds: the cluster settles before the drain
 
 
+def default_base(client: str = "ordered", profile: str = "patched", duration_s: float = 10.0) -> ChaosTest:
+    """What an explore starts from when given no suite or test: one topic of 4 partitions, three
+    producers and a group of two that reads a little slower than they write (run/mixes.py's
+    SLOW_GROUP), small polls, no faults: the search brings them all."""
+    from chaoskit.run.mixes import SLOW_GROUP, SMALL_POLLS, TOPIC
+
+    return ChaosTest("explore", profile=profile, duration_s=duration_s, client=client, topics=[Topic(TOPIC, 4)],
+                     workload_options=dict(SLOW_GROUP), client_options=dict(SMALL_POLLS), drain_timeout_s=20.0)
+
+
 @dataclass(frozen=True)
 class Step:
     fault: str
@@ -93,8 +103,10 @@ class StepSchedule:
         head = [f"settings: {', '.join(f'{k}={v}' for k, v in sorted(self.settings.items()))}"] if self.settings else []
         return head + [s.describe() for s in self.steps]
 
-    def faults(self, names: Mapping[str, str]) -> dict[str, Any]:
-        """The ChaosTest `faults` spec: every step a scripted window, no random ones."""
+    def faults(self, names: Mapping[str, str]) -> dict[str, Any] | None:
+        """The ChaosTest `faults` spec: every step a scripted window, no random ones (None: no step)."""
+        if not self.steps:
+            return None
         return {"mean_interval_s": 60.0, "window_s": [1.0, 1.0], "quiet_end_s": 0.0, "faults": {},
                 "scripted": [{"at_s": s.at_s, "fault": s.fault, "target": renamed_target(s.target, names),
                               "window_s": s.window_s, "params": renamed_params(s.params, names), "pick": s.pick}

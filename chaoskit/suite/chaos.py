@@ -17,6 +17,7 @@ with both ways to replay it: the seed in the marker, or the command.
 """
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import dataclass, fields, replace
@@ -52,6 +53,7 @@ class RunOptions:
     dry_run: bool = False
     mutations: tuple[str, ...] = ()  # elements of the proposals turned off (chaoskit mutate)
     round_trip: bool = False  # after each run, export its history, read it back: the checks must agree
+    explore_s: float | None = None  # --chaos-explore: search schedules for this long instead of one run
 
     def fields_for(self, marker: dict[str, Any]) -> dict[str, Any]:
         """The ChaosTest fields these options set for a test with `marker`: the marker's seed wins."""
@@ -106,7 +108,10 @@ class Chaos:
         test = test or self.test(**overrides)
         if self.options.dry_run:
             self._dry_run(test)
-        result = run(test, progress=True, keep=self.options.keep)
+        if self.options.explore_s is not None:
+            result = self._explored(test, self.options.explore_s)
+        else:
+            result = run(test, progress=True, keep=self.options.keep)
         self.results.append(result)
         if self.options.round_trip:
             check_round_trip(result)
@@ -114,10 +119,28 @@ class Chaos:
             self.report(result)
         return result
 
+    def _explored(self, test: ChaosTest, budget_s: float) -> RunResult:
+        """--chaos-explore: a search from this test's own spec (its story is the first schedule tried),
+        until its first finding or the budget; then one run that the claim judges: the finding's
+        shrunk schedule (its replay is the finding's test.json), or this test as it is."""
+        from chaoskit.cluster.spec import new_run_id
+        from chaoskit.explore.search import Explorer, Settings
+        from chaoskit.run.chaostest import TEST_FILE
+
+        out = Path(test.reports) / "explore" / new_run_id()
+        found = Explorer(Settings(test, out, test.seed, budget_s, shrink_budget_s=budget_s)).run()
+        summary = {"folder": str(out), "runs": found.runs, "coverage": found.coverage, "finding": None}
+        if found.findings:
+            f = found.findings[0]
+            summary["finding"] = {"check": f.check, "folder": str(f.folder), "replays": f.replays}
+            replay_file = f.folder / TEST_FILE
+            test = replace(ChaosTest.from_json(json.loads(replay_file.read_text())), replay=f"chaoskit run {replay_file}")
+        result = run(test, progress=True, keep=self.options.keep)
+        result.stats["explore"] = summary
+        return result
+
     def _dry_run(self, test: ChaosTest) -> None:
         """--chaos-dry-run: the test's test.json and schedule, written where a run would keep them."""
-        import json
-
         import pytest
 
         from chaoskit.run.chaostest import TEST_FILE, schedule_for
@@ -138,8 +161,17 @@ class Chaos:
         {count: at least}, e.g. {"key-order": {"moved_pairs": 5}}, or a staged fault -> {"steps": n},
         the steps its story recorded (`pick` it per profile if they differ)."""
         expected = set(patched if result.test.profile == PATCHED else unpatched)
-        claimed = self.claimed(result)
-        if claimed == "not claimed":
+        explored = result.stats.get("explore")
+        if explored:  # the search's claim is over every schedule it tried, not one run's evidence
+            evidence = None
+            found = explored.get("finding")
+            if found and not expected and result.verdict.valid is True:
+                _fail(result, f"explore found {found['check']} in the {result.test.profile} profile (shrunk schedule "
+                              f"failed in {found['replays']} replays; {found['folder']}), though this replay of it "
+                              "checked clean")
+            if expected and result.anomalies:
+                expected = set(result.anomalies)  # caught is caught: the search's finding need not be the story's kind
+        if self.claimed(result) == "not claimed":
             _not_claimed(result, self.marker.get("guarantee"), evidence or {})
         expect_verdict(result, expected, set(refused), evidence or {})
 

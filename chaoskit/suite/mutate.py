@@ -11,6 +11,12 @@ of seeds). Exit 0 when every mutation run was caught by a suite in at least 95 %
     chaoskit mutate                                   every mutation, its suites, 3 seeds
     chaoskit mutate --mutations guardrail --seeds 1   one of them
     chaoskit mutate --suites kip253_expansion --all   every mutation against one suite
+    chaoskit mutate --explore 10m --seeds 3           the search instead of the suites: is each caught, how soon
+
+With `--explore BUDGET` no suite runs: for each mutation and seed, `chaoskit explore` searches from
+its default base (one topic, a group of two, no fault of its own) with the mutation on, until its
+first finding or the budget; the mutation is caught when it found an anomaly. The table gives the
+time to the first catch and the shrunk schedule's steps (mutations-explore.json and .md).
 """
 from __future__ import annotations
 
@@ -38,6 +44,12 @@ def register(sub: Any) -> None:
     p.add_argument("--out", type=Path, default=Path("reports") / "mutations",
                    help="where mutations.json, mutations.md and the runs go")
     p.add_argument("--suites-dir", type=Path, default=SUITES, help="where the suite files are (default suites/)")
+    p.add_argument("--explore", metavar="BUDGET", help="search with chaoskit explore for this long per mutation and "
+                                                       "seed instead of running the suites (e.g. 10m)")
+    p.add_argument("--client", default="ordered", help="with --explore: the client (default ordered)")
+    p.add_argument("--jobs", type=int, default=2, help="with --explore: runs at once, a cluster each (default 2)")
+    p.add_argument("--strategy", default="coverage", help="with --explore: coverage or random (default coverage)")
+    p.add_argument("--shrink-budget", default="10m", help="with --explore: how long shrinking a catch may take")
     p.set_defaults(func=mutate_command)
 
 
@@ -62,6 +74,13 @@ def mutate_command(args: argparse.Namespace) -> int:
     from chaoskit.cli import UsageError
 
     names = [n.strip() for n in args.mutations.split(",")] if args.mutations else list(MUTATIONS)
+    if args.explore:
+        from chaoskit.explore.mutants import explore_mutations
+
+        try:
+            return explore_mutations(names, args)
+        except ValueError as e:
+            raise UsageError(str(e)) from e
     suites = [s.strip() for s in args.suites.split(",")] if args.suites else None
     try:
         pairs = plan(names, suites, args.all, args.suites_dir)

@@ -35,6 +35,8 @@ OPTIONS = (
      "ordered on patched, kafka-python on unpatched); every test runs in each profile with each", None),
     ("--chaos-mutation", "chaos_mutation", "turn off elements of the proposals in every run, to show a suite "
      "catches their absence (comma-separated names; `chaoskit mutate` lists them)", None),
+    ("--chaos-explore", "chaos_explore", "search schedules for this long per chaos test (e.g. 2m) from its own "
+     "spec instead of one run (chaoskit explore); its first finding, shrunk, decides the claim", None),
 )
 CHOICES = {"--chaos-backend": BACKENDS, "--chaos-profile": (*PROFILES, "both"), "--chaos-engine": ENGINES}
 
@@ -174,7 +176,20 @@ def run_options(config: pytest.Config) -> Any:
                       keep=bool(chaos_option(config, "chaos_keep")), dry_run=bool(chaos_option(config, "chaos_dry_run")),
                       round_trip=bool(config.getini("chaos_export_round_trip")),
                       mutations=tuple(n.strip() for n in (chaos_option(config, "chaos_mutation") or "").split(",")
-                                      if n.strip()))
+                                      if n.strip()),
+                      explore_s=explore_budget(chaos_option(config, "chaos_explore")))
+
+
+def explore_budget(text: str | None) -> float | None:
+    """--chaos-explore's budget in seconds (None: not exploring); a bad one stops the session with a line."""
+    if text in (None, ""):
+        return None
+    from chaoskit.explore.search import parse_budget
+
+    try:
+        return parse_budget(text)
+    except ValueError as e:
+        raise pytest.UsageError(f"--chaos-explore: {e}") from None
 
 
 # --- fixtures ----------------------------------------------------------------------------------

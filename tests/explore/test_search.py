@@ -66,7 +66,7 @@ def test_the_search_starts_from_the_base_s_story_stops_at_its_finding_and_shrink
     result = Explorer(settings(tmp_path), said.append, pool=pool).run()
     assert result.runs == 1 and [f.check for f in result.findings] == ["key-order"]
     finding = result.findings[0]
-    assert [s.fault for s in finding.shrunk.steps] == ["kill"] and finding.replays == (2, 2)
+    assert [s.fault for s in finding.shrunk.steps] == ["kill"] and finding.replays == (3, 3)
     folder = finding.folder
     assert (folder / "schedule.txt").read_text().splitlines()[-1].endswith("kill coordinator for 0.5 s")
     replayed = ChaosTest.from_json(json.loads((folder / "test.json").read_text()))

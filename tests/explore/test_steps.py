@@ -61,3 +61,7 @@ def test_the_test_renames_its_topics_everywhere_and_plays_every_step_with_its_ow
 def test_a_schedule_without_a_suffix_keeps_the_base_names_a_replay_uses():
     test = to_test(ChaosTest("xp"), StepSchedule((KILL,)), "xp-finding", seed=1)
     assert test.topics[0].name == "orders" and test.faults["scripted"][0]["target"] == "leader-of:orders/2"
+
+
+def test_a_schedule_of_no_step_is_a_run_without_faults():
+    assert to_test(ChaosTest("xp"), StepSchedule(), "xp-0", seed=1).faults is None

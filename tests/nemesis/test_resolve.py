@@ -21,8 +21,10 @@ def cluster(leader=2, controller=1, running=(1, 2, 3)):
     return SimpleNamespace(
         brokers=brokers, nodes=[node("zookeeper-1", "zookeeper"), *controllers.values(), *brokers.values()],
         active_controller=lambda: controllers.get(controller),
-        partition_state=lambda t, p: state if (t, p) == ("orders", 0) else None,
-        view=SimpleNamespace(assignment=lambda t: {0: [2, 3, 1]} if t == "orders" else None))
+        partition_state=lambda t, p: state if (t, p) == ("orders", 0) else
+        SimpleNamespace(leader=1 + p % 3) if t == "__consumer_offsets" else None,
+        view=SimpleNamespace(assignment=lambda t: {0: [2, 3, 1]} if t == "orders" else
+                             {p: [1, 2, 3] for p in range(5)} if t == "__consumer_offsets" else None))
 
 
 def test_each_kind_names_the_node_it_means_now():
@@ -34,6 +36,16 @@ def test_each_kind_names_the_node_it_means_now():
     assert resolve("broker:3", c) == "broker-3" and resolve("client", c) == "client"
     assert {resolve("random-broker", cluster(running=(1, 3)), p) for p in range(6)} == {"broker-1", "broker-3"}
     assert node_names(c, ("broker", "zookeeper")) == ["broker-1", "broker-2", "broker-3", "zookeeper-1"]
+
+
+def test_the_coordinator_is_the_leader_of_the_group_s_offsets_partition():
+    from chaoskit.protocol.topics import partition_for
+
+    c = cluster()
+    for group in ("chaoskit-a", "chaoskit-b", "chaoskit-xp-x7"):
+        assert resolve("coordinator", c, group=group) == f"broker-{1 + partition_for(group, 5) % 3}"
+    with pytest.raises(TargetUnavailable, match="no consumer group"):
+        resolve("coordinator", c)
 
 
 @pytest.mark.parametrize("target,c,message", [

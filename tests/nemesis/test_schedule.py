@@ -219,7 +219,17 @@ def test_a_schedule_of_scripted_steps_only_round_trips():
     assert Schedule.from_json(schedule.to_json()).to_json() == schedule.to_json()
 
 
+def test_a_scripted_step_with_its_own_pick_keeps_it_and_leaves_the_others_picks_alone():
+    own = [{**STEPS[0], "pick": 42}, STEPS[1]]
+    picks = [w.pick for w in generate({**SPEC, "faults": {}, "scripted": STEPS}, 7).windows]
+    with_own = [w.pick for w in generate({**SPEC, "faults": {}, "scripted": own}, 7).windows]
+    assert with_own == [42, picks[1]]  # deleting or moving a step with a pick changes no other step's node
+    schedule = generate({**SPEC, "faults": {}, "scripted": own}, 7)
+    assert Schedule.from_json(schedule.to_json()).to_json() == schedule.to_json()
+
+
 @pytest.mark.parametrize("step, message", [
+    ({"at_s": 1, "fault": "kill", "target": "client", "window_s": 1, "pick": -1}, "pick must be an int"),
     ({"fault": "admin", "target": "client", "window_s": 1}, "exactly one of `at`"),
     ({"at": 1.5, "fault": "admin", "target": "client", "window_s": 1}, "fraction of the run"),
     ({"at_s": 130, "fault": "admin", "target": "client", "window_s": 1}, "not before the run's end"),

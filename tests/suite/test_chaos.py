@@ -111,3 +111,27 @@ def test_a_run_whose_checks_judged_nothing_is_unknown_not_clean():
     assert run.verdict.valid == "unknown"
     with pytest.raises(ChaosFailure, match="verdict unknown: no check had anything to judge"):
         expect_verdict(run, set())
+
+
+def explored(run: RunResult, finding: dict | None = None) -> RunResult:
+    run.stats["explore"] = {"folder": "/tmp/x", "runs": 9, "coverage": 120, "finding": finding}
+    return run
+
+
+def test_an_explored_claim_is_over_the_schedules_tried_not_one_run_s_evidence():
+    c = chaos()
+    c.marker["guarantee"] = None
+    clean = explored(result("patched", **{"key-order": True}))
+    c.expect(clean, evidence={"key-order": {"moved_pairs": 5}})  # the evidence of one run is not asked for
+    caught = explored(result("unpatched", **{"unseen": False}), {"check": "unseen", "folder": "/tmp/x/f", "replays": [3, 3]})
+    chaos("unpatched").expect(caught, unpatched={"key-order"})  # caught by what the search found first
+    missed = explored(result("unpatched", **{"key-order": True}))
+    with pytest.raises(ChaosFailure, match="not caught"):
+        chaos("unpatched").expect(missed, unpatched={"key-order"})
+
+
+def test_a_finding_whose_replay_checked_clean_still_fails_the_patched_claim():
+    run = explored(result("patched", **{"key-order": True}), {"check": "key-order", "folder": "/tmp/x/f",
+                                                               "replays": [2, 3]})
+    with pytest.raises(ChaosFailure, match=r"explore found key-order in the patched profile .*/tmp/x/f"):
+        chaos().expect(run)

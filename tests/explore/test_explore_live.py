@@ -1,0 +1,78 @@
+"""chaoskit explore on real clusters: the command finds a mutation's anomaly, shrinks it, writes the
+finding's folder and prints its replay, which fails the same way on a fresh cluster; and a cluster
+kept between runs gives every schedule the verdict a fresh cluster gives, both ways."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from chaoskit.cluster.reaper import run_processes
+from chaoskit.explore.lanes import Lane
+from chaoskit.explore.steps import Step, StepSchedule, default_base, to_test
+from chaoskit.run.chaostest import ChaosTest
+from chaoskit.run.runner import run
+
+CLI = [sys.executable, "-c", "import sys; from chaoskit.cli import main; sys.exit(main())"]
+EXPAND = Step("admin", 2.0, 0.5, "client", {"op": "expand", "topic": "orders", "to": 6}, pick=1)
+# the cheapest element to lose: with the producer placing keys by murmur2 modulo the count (no linear
+# hashing), any expansion moves keys while their older records wait unread: key-order
+MUTATED = replace(default_base(duration_s=7.0), mutations=["linear-hashing"], drain_timeout_s=15.0)
+ROUGH = StepSchedule((Step("kill", 1.0, 1.5, "random-broker", pick=1), Step("partition", 2.0, 3.0, "coordinator", pick=2)))
+
+
+def test_explore_finds_shrinks_and_writes_a_finding_that_replays_on_a_fresh_cluster(tmp_path):
+    base = tmp_path / "base.json"
+    schedule = StepSchedule((EXPAND, Step("latency", 1.0, 2.0, "client", {"latency": 50}, pick=2)))
+    base.write_text(json.dumps(to_test(replace(MUTATED, reports=tmp_path / "reports"), schedule, "smoke", 3)
+                               .to_json()))
+    out = tmp_path / "explore"
+    done = subprocess.run(CLI + ["explore", str(base), "--seed", "5", "--budget", "90s", "--shrink-budget", "40s",
+                                 "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr  # a finding
+    assert "FINDING key-order in run 0" in done.stdout and "replay: chaoskit run" in done.stdout
+    [folder] = (out / "findings").iterdir()
+    assert folder.name.startswith("key-order-")
+    replayed = ChaosTest.from_json(json.loads((folder / "test.json").read_text()))
+    steps = replayed.faults["scripted"]
+    assert 1 <= len(steps) <= 2 and any(s["fault"] == "admin" for s in steps)  # the latency is not needed
+    assert (folder / "schedule.txt").read_text().count(" s  ") == len(steps)
+    replays = (folder / "replay.txt").read_text()
+    assert f"chaoskit run {folder / 'test.json'}" in replays and "of 3 replays" in replays
+    verdict = json.loads((folder / "verdict.json").read_text())
+    assert verdict["witnesses"]["valid"] is False and (folder / "run" / "history.jsonl").exists()
+    lines = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
+    assert lines[0]["findings"] == ["key-order"] and lines[0]["parent"] == "base"
+    assert not list((out / "lanes").glob("*/broker-1")), "the lanes' cluster data is removed at the end"
+    assert not run_processes(lines[0]["run_dir"].split("/")[-1])
+
+    fresh = subprocess.run(CLI + ["run", str(folder / "test.json"), "--reports", str(tmp_path / "fresh"), "--json"],
+                           capture_output=True, text=True, timeout=300)
+    assert fresh.returncode == 1 and "key-order" in [n for n, r in json.loads(fresh.stdout)["verdict"]["results"]
+                                                     .items() if r["valid"] is False], fresh.stderr[-2000:]
+
+
+def test_a_kept_cluster_gives_each_schedule_the_verdict_a_fresh_one_gives(tmp_path):
+    base = replace(MUTATED, reports=tmp_path)
+    failing = to_test(base, StepSchedule((EXPAND,)), "fails", 11)
+    # a kill and a partition first leave the kept cluster to be restored before the others run on it
+    rough = to_test(base, ROUGH, "rough", 12)
+    clean = to_test(base, StepSchedule(()), "clean", 13)
+    lane = Lane(tmp_path / "lanes")
+    try:
+        # on the kept cluster each run has topics of its own, as an explore's runs do
+        kept = {t.name: run(to_test(base, schedule, f"{t.name}-kept", t.seed, suffix=f"-{t.name}"), lane=lane)
+                for t, schedule in ((rough, ROUGH), (failing, StepSchedule((EXPAND,))), (clean, StepSchedule(())))}
+        assert lane.started == 1 and lane.runs == 3, "one cluster served the three runs"
+        assert (kept["fails"].run_dir / "broker-1.log").exists(), "each run gets its slice of the node logs"
+    finally:
+        lane.close()
+    fresh = {t.name: run(t) for t in (failing, clean)}
+    for name in ("fails", "clean"):
+        assert kept[name].error is None and fresh[name].error is None
+        assert kept[name].anomalies == fresh[name].anomalies, name
+        assert kept[name].valid == fresh[name].valid, name
+    assert fresh["fails"].anomalies >= {"key-order"} and fresh["clean"].valid is True
+    assert Path(lane.root).exists() and not list(Path(lane.root).glob("*/broker-1"))
