@@ -33,7 +33,7 @@ class RecordedPool:
         shutil.copytree(self.source, run_dir)
         (run_dir / "test.json").write_text(json.dumps(test.to_json()))
         results = json.loads((run_dir / "results.json").read_text())
-        if any(s["fault"] == "kill" and s["target"] == "coordinator" for s in test.faults["scripted"]):
+        if any(s["fault"] == "kill" and s["target"] == "coordinator" for s in (test.faults or {}).get("scripted", [])):
             results["valid"] = False
             results["verdict"]["results"]["key-order"]["valid"] = False
         (run_dir / "results.json").write_text(json.dumps(results))
