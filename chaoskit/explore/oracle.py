@@ -4,7 +4,10 @@ Some steps cost data by design, and a search that reported them would bury its r
 - an unclean election (the controller elected an out-of-sync replica of a run's topic) loses the
   writes only the old leader had: then only the checks KIP-320 keeps promising are judged
   (truncation detection, duplicates), with those that do not judge data (coordinators, writes to
-  a ReadOnly partition), as the truncation suite does;
+  a ReadOnly partition), as the truncation suite does. A duplicate whose every place lies on a
+  partition elected uncleanly is excused too: the old leader's records past the divergence are gone,
+  but the history shows it only where something was observed at the same offset again, so a
+  producer's retry of a record the election lost can look like a second copy;
 - a shrink that removes partitions at once (KIP-694's immediate_delete), or after a delay that ends
   within the run, loses what nobody read of them by then: `lost-write` and `unseen` are excused.
 A shrink without a delay removes a partition only once the group drained it, and a delay past the
@@ -12,7 +15,7 @@ run's end removes nothing while it runs: neither excuses anything.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Mapping
 
 from chaoskit.explore.coverage import RunCoverage
 from chaoskit.explore.steps import StepSchedule
@@ -21,6 +24,7 @@ JUDGED_AFTER_UNCLEAN = frozenset({"truncation-undetected", "duplicate", "coordin
                                   "linearizable"})
 LOST_BY_REMOVAL = frozenset({"lost-write", "unseen"})
 UNCLEAN = "an unclean election of the run's topic loses what only the old leader had"
+UNCLEAN_PLACES = "every place of the value is on a partition elected uncleanly: its old records past the divergence are gone"
 REMOVED = "a shrink removed partitions before the group read them (immediate, or a delay that ended in the run)"
 
 
@@ -34,13 +38,18 @@ def removes_unread(schedule: StepSchedule, run_end_s: float) -> bool:
     return False
 
 
-def excused(anomalies: Iterable[str], schedule: StepSchedule, coverage: RunCoverage, topics: set[str],
+def excused(verdict: Mapping[str, Any], schedule: StepSchedule, coverage: RunCoverage, topics: set[str],
             run_end_s: float) -> dict[str, str]:
-    """{check: why} for the anomalies this schedule's steps excuse."""
+    """{check: why} for the anomalies of `verdict` (results.json's) this schedule's steps excuse."""
+    results = verdict.get("results") or {}
+    anomalies = {name for name, r in results.items() if r.get("valid") is False}
     out: dict[str, str] = {}
-    anomalies = set(anomalies)
     if removes_unread(schedule, run_end_s):
         out.update({c: REMOVED for c in anomalies & LOST_BY_REMOVAL})
-    if any(e.label == "election:unclean" and e.topic in topics for e in coverage.events):
+    unclean = {(e.topic, e.partition) for e in coverage.events if e.label == "election:unclean" and e.topic in topics}
+    if unclean:
         out.update({c: UNCLEAN for c in anomalies - JUDGED_AFTER_UNCLEAN})
+        places = [tuple(p[:2]) for w in results.get("duplicate", {}).get("witnesses", []) for p in w.get("positions", [])]
+        if "duplicate" in anomalies and places and set(places) <= unclean:
+            out["duplicate"] = UNCLEAN_PLACES
     return out

@@ -246,7 +246,7 @@ class Explorer:
         coverage = cov.of_run(run_dir) if run_dir else cov.RunCoverage(frozenset(), ())
         anomalies = {name for name, r in (results.get("verdict") or {}).get("results", {}).items()
                      if r.get("valid") is False}
-        why = excused(anomalies, schedule, coverage, {t.name for t in test.topics},
+        why = excused(results.get("verdict") or {}, schedule, coverage, {t.name for t in test.topics},
                       test.duration_s + test.drain_timeout_s)
         error = error or results.get("error")
         findings = set() if error else anomalies - set(why)

@@ -13,16 +13,31 @@ def shrink(**params) -> StepSchedule:
     return StepSchedule((Step("admin", 4.0, 0.5, "client", {"op": "shrink", "topic": "orders", "to": 4, **params}),))
 
 
+def verdict(*found: str, duplicate_places=()) -> dict:
+    results = {name: {"valid": False, "witnesses": []} for name in found}
+    if "duplicate" in results:
+        results["duplicate"]["witnesses"] = [{"positions": [list(p) for p in duplicate_places]}]
+    return {"results": {**results, "lost-write": results.get("lost-write", {"valid": True})}}
+
+
 def test_a_removal_that_does_not_wait_for_the_group_excuses_lost_and_unseen_writes_only():
     assert removes_unread(shrink(immediate=True), 30) and removes_unread(shrink(delay_ms=3000), 30)
     assert not removes_unread(shrink(), 30) and not removes_unread(shrink(delay_ms=60_000), 30)
-    why = excused({"unseen", "key-order"}, shrink(immediate=True), NONE, {"orders"}, 30)
+    why = excused(verdict("unseen", "key-order"), shrink(immediate=True), NONE, {"orders"}, 30)
     assert set(why) == {"unseen"}
-    assert excused({"unseen"}, shrink(), NONE, {"orders"}, 30) == {}
+    assert excused(verdict("unseen"), shrink(), NONE, {"orders"}, 30) == {}
 
 
 def test_an_unclean_election_of_the_run_s_topic_leaves_only_what_kip_320_promises():
-    found = {"lost-write", "unseen", "nonmonotonic-send", "truncation-undetected", "duplicate", "key-order"}
+    found = verdict("lost-write", "unseen", "nonmonotonic-send", "truncation-undetected", "key-order")
     why = excused(found, StepSchedule(), UNCLEAN, {"orders"}, 30)
     assert set(why) == {"lost-write", "unseen", "nonmonotonic-send", "key-order"}
     assert excused(found, StepSchedule(), UNCLEAN, {"other"}, 30) == {}  # another topic's election excuses nothing
+
+
+def test_a_duplicate_is_excused_only_where_every_place_was_elected_uncleanly():
+    on_it = verdict("duplicate", duplicate_places=[("orders", 0, 38), ("orders", 0, 40)])
+    assert set(excused(on_it, StepSchedule(), UNCLEAN, {"orders"}, 30)) == {"duplicate"}
+    elsewhere = verdict("duplicate", duplicate_places=[("orders", 0, 38), ("orders", 1, 7)])
+    assert excused(elsewhere, StepSchedule(), UNCLEAN, {"orders"}, 30) == {}
+    assert excused(on_it, StepSchedule(), NONE, {"orders"}, 30) == {}

@@ -248,22 +248,26 @@ def truncation_undetected(t: Tables) -> Found:
     It was detected if, after that read, its partition was read again at or below its offset (the
     consumers went back to re-read what was replaced, as KIP-320's reset to the divergence offset
     does) or a truncation at or below it was reported; judged by what the clients did, whatever
-    they report about themselves."""
+    they report about themselves. A read is judged only when the partition was read again once
+    the replacement was seen: consumers that never read it again never read past what it replaced."""
     latest: dict[tuple[Any, int, int], list[tuple[int, str | None]]] = defaultdict(list)
     for topic, p, o, v, idx in _observations(t):
         latest[(topic, p, o)].append((idx, v))
     after: dict[tuple[Any, int], list[tuple[int, int]]] = defaultdict(list)  # re-reads and reports
+    last_read: dict[tuple[Any, int], int] = {}
     for d in t.deliveries:
         after[(d.topic, d.partition)].append((d.index, d.offset))
+        last_read[(d.topic, d.partition)] = max(d.index, last_read.get((d.topic, d.partition), -1))
     for _proc, topic, p, off, idx in t.truncations:
         after[(topic, p)].append((idx, off))
     lows = {k: _later_low(v) for k, v in after.items()}
     rows, replaced = [], 0
     for d in t.deliveries:
-        later = sorted({v for idx, v in latest[(d.topic, d.partition, d.offset)]
-                        if idx > d.index and v != d.value and v is not None})
-        if not later:
+        later = {idx: v for idx, v in latest[(d.topic, d.partition, d.offset)]
+                 if idx > d.index and v != d.value and v is not None}
+        if not later or last_read[(d.topic, d.partition)] <= min(later):
             continue
+        later = sorted(set(later.values()))
         replaced += 1
         indices, low = lows[(d.topic, d.partition)]
         i = bisect.bisect_right(indices, d.index)

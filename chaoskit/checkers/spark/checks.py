@@ -295,8 +295,9 @@ def _key_callbacks(t: SparkTables, f: str, name: str) -> Any:
 
 
 def truncation_undetected(t: SparkTables) -> Plan:
-    """Replaced reads (deliveries whose offset later held other content) that nobody read again at
-    or below their offset, and no truncation at or below it was reported, afterwards (local/checks.py).
+    """Replaced reads (deliveries whose offset later held other content, the partition read again
+    once it did) that nobody read again at or below their offset, and no truncation at or below it
+    was reported, afterwards (local/checks.py).
     Only deliveries at replaced offsets (few) are joined; the rest of the history is only scanned."""
     F = t.F
     replaced = F.broadcast(_replaced_offsets(t))
@@ -306,7 +307,11 @@ def truncation_undetected(t: SparkTables) -> Plan:
                           & (F.col("d.offset") == F.col("o.offset")) & (F.col("o.index") > F.col("d.index"))
                           & F.col("o.value").isNotNull() & ~F.col("o.value").eqNullSafe(F.col("d.value")))
                    .groupBy("d.process", "d.topic", "d.partition", "d.offset", "d.value", "d.index", "d.pos")
-                   .agg(F.array_sort(F.collect_set("o.value")).alias("later")))
+                   .agg(F.array_sort(F.collect_set("o.value")).alias("later"), F.min("o.index").alias("replaced_at"))
+                   # judged only when the partition was read again once the replacement was seen
+                   .join(t.deliveries.groupBy("topic", "partition").agg(F.max("index").alias("last_read")),
+                         ["topic", "partition"])
+                   .filter(F.col("last_read") > F.col("replaced_at")))
     # a later point of the partition (a read, or a truncation reported) at or below the offset: the
     # consumers went back over it; a later record of the same poll does not count (index >)
     points = (t.deliveries.select("topic", "partition", "index", "offset")

@@ -188,6 +188,17 @@ def test_reading_again_from_past_the_divergence_offset_misses_what_lies_below():
     assert r.counts["anomalies"] == 1 and r.witnesses[0]["offset"] == 1
 
 
+def test_a_replaced_read_of_a_partition_nobody_read_again_is_not_judged():
+    # the consumers stopped (the run ended) before the replacement: they never read past it
+    r = result(truncated_then(), "truncation-undetected")
+    assert r.valid == "unknown" and r.counts["replaced_reads"] == 0 and not r.judged
+    # reads of the partition before the replacement was seen are no reads past it either
+    early = (send(0, 0, "a", 0, 0, 0) + send(2, 0, "a", 1, None, None, kind="info")
+             + poll(4, 10, (0, 0, "a", 0, 0), (0, 1, "a", 0, 1)) + poll(6, 10, (0, 2, "c", 0, 2))
+             + send(8, 1, "b", 1, 0, 1))
+    assert result(early, "truncation-undetected").counts["replaced_reads"] == 0
+
+
 def test_the_group_reading_again_or_a_reported_truncation_counts():
     other = truncated_then(poll(0, 11, (0, 1, "b", 1, 1), (0, 2, "b", 1, 2)))  # the next owner reads from 1
     assert result(other, "truncation-undetected").valid is True

@@ -100,6 +100,7 @@ def test_spark_and_local_agree_on_truncations_judged_by_behaviour(spark):
              "went on": truncated_then(poll(0, 10, (0, 3, "b", 1, 3))),
              "from past": truncated_then(poll(0, 10, (0, 2, "b", 1, 2), (0, 3, "b", 1, 3))),
              "none": truncated_then()[:8],
+             "never read again": truncated_then(),
              "retried": truncated_then(send(0, 0, "a", 1, 0, 4), poll(0, 10, (0, 4, "a", 0, 1), (0, 5, "a", 0, 1)))}
     names = ["truncation-undetected", "nonmonotonic-poll", "duplicate"]
     for case, ops in cases.items():
