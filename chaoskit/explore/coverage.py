@@ -40,9 +40,10 @@ RESTARTED_S = 3.0  # one whose consumers closed this recently had restarted
 # (pattern on a controller or broker log message, label; groups named topic and partition when
 # the event is a partition's). Order matters: the first that matches labels the line.
 CONTROLLER_EVENTS: list[tuple[re.Pattern[str], str]] = [(re.compile(p), label) for p, label in [
-    (r"^(?P<topic>[\w.-]+)-(?P<partition>\d+): leader \d+ -> -1 at epoch", "election:offline"),
-    (r"^(?P<topic>[\w.-]+)-(?P<partition>\d+): leader -?\d+ -> \d+ at epoch .*\(UNCLEAN\)", "election:unclean"),
-    (r"^(?P<topic>[\w.-]+)-(?P<partition>\d+): leader -?\d+ -> \d+ at epoch", "election:clean"),
+    (r"^(?P<topic>[\w.-]+)-(?P<partition>\d+): leader (?P<old>-?\d+) -> -1 at epoch", "election:offline"),
+    (r"^(?P<topic>[\w.-]+)-(?P<partition>\d+): leader (?P<old>-?\d+) -> (?P<new>\d+) at epoch .*\(UNCLEAN\)",
+     "election:unclean"),
+    (r"^(?P<topic>[\w.-]+)-(?P<partition>\d+): leader (?P<old>-?\d+) -> (?P<new>\d+) at epoch", "election:clean"),
     (r"^(?P<topic>[\w.-]+)-(?P<partition>\d+): isr .* -> ", "epoch-bump:isr"),
     (r"^(?P<topic>[\w.-]+)-(?P<partition>\d+) created:", "mode:RW"),
     (r"^(?P<topic>[\w.-]+): expansion created partitions \[(?P<partitions>[\d, ]+)\]", "mode:RW"),
@@ -87,6 +88,7 @@ class Event:
     topic: str | None = None
     partition: int | None = None
     process: Any = None
+    value: Any = None  # an election's (old leader, new leader); a fault's resolved state
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,9 @@ def log_events(lines: Iterable[str], table: list[tuple[re.Pattern[str], str]], a
             if fields.get("partitions"):  # a line about several partitions: an event for each
                 out += [Event(when, label, topic, int(p)) for p in fields["partitions"].split(",")]
             else:
-                out.append(Event(when, label, topic, int(fields["partition"]) if fields.get("partition") else None))
+                leaders = (int(fields["old"]), int(fields.get("new") or -1)) if fields.get("old") else None
+                out.append(Event(when, label, topic, int(fields["partition"]) if fields.get("partition") else None,
+                                 value=leaders))
             break
     return out
 
@@ -163,7 +167,8 @@ def history_events(ops: list[dict[str, Any]], topics: set[str]) -> list[Event]:
         t = op.get("time_ns", 0) / 1e9
         f, kind, value = op.get("f"), op.get("type"), op.get("value")
         if op.get("process") == "nemesis" and f == "start":
-            out.append(Event(t, fault_label(value or {}, op.get("error")), process="nemesis"))
+            out.append(Event(t, fault_label(value or {}, op.get("error")), process="nemesis",
+                             value=(value or {}).get("resolved")))
         elif f in ("gate-waiting", "gate-opened") and isinstance(value, dict):
             rule = f":{value['rule']}" if value.get("rule") else ""
             out.append(Event(t, f"{f}:{value.get('gate')}{rule}", op.get("topic"), op.get("partition"),
@@ -196,7 +201,7 @@ def fault_label(value: dict[str, Any], error: Any) -> str:
         name = f"unclean-election:{params.get('consumers') or 'plain'}"
     elif name == "clients":
         name = f"clients:{params.get('action')}"
-    elif name in ("kill", "pause", "restart", "partition", "zombie"):
+    elif name in ("kill", "pause", "restart", "partition", "zombie"):  # which node, by kind
         target = str(value.get("target", "?")).split(":")[0]
         name = f"{name}:{target}"
     return f"fault:{name}" + (":failed" if error else "")

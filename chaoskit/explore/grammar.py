@@ -235,6 +235,11 @@ def unclean_allowed(model: Model) -> bool:
     return model.settings.get("unclean.leader.election.enable") == "true"
 
 
+def min_isr_guarded(model: Model) -> bool:
+    """Unclean elections allowed, and every acks=all write held by two in-sync replicas."""
+    return unclean_allowed(model) and model.settings.get("min.insync.replicas") == "2"
+
+
 def _unclean_params(rng: random.Random) -> dict[str, Any]:
     story = rng.choice([None, "reading", "lagging", "idle", "restarted"])
     return {"solo_writes": rng.choice([1, 5, 20]), "isr_timeout_s": 8, "solo_timeout_s": 4, "elect_timeout_s": 10,
@@ -267,6 +272,8 @@ def builtin_kinds() -> dict[str, StepKind]:
                                                             "which": r.choice(["all", "one"])}),
         _story("unclean-election", 0.8, 3.0, 5.0, _unclean_params, hold_s=12.0, needs=unclean_allowed),
         _story("zombie-rejoin", 0.3, 4.0, 6.0, lambda r: {"step_timeout_s": 10, "rejoin_timeout_s": 6}, hold_s=20.0),
+        _story("zombie-isr", 0.5, 4.0, 6.0, lambda r: {"solo_s": r.choice([1, 2]), "step_timeout_s": 12}, hold_s=20.0,
+               needs=min_isr_guarded),
     ]
     return {k.fault: k for k in kinds}
 

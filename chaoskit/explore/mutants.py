@@ -25,9 +25,10 @@ def explore_mutations(names: list[str], args: argparse.Namespace) -> int:
     seed, seeds = cell_seeds(args.seed, args.seeds)
     out = args.out.resolve()
     print(f"chaoskit mutate --explore: seed {seed} ({', '.join(map(str, seeds))}), {len(names)} mutations, "
-          f"{budget:g} s each, {args.strategy} search, {args.client} client, out {out}", flush=True)
+          f"{budget:g} s each, {args.strategy} search, {args.client} client, {args.duration:g} s runs, out {out}",
+          flush=True)
     table: dict[str, Any] = {"seed": seed, "seeds": seeds, "budget_s": budget, "strategy": args.strategy,
-                             "client": args.client, "mutations": {}}
+                             "client": args.client, "duration_s": args.duration, "mutations": {}}
     for name in names:
         runs = []
         for s in seeds:
@@ -44,7 +45,7 @@ def explore_mutations(names: list[str], args: argparse.Namespace) -> int:
 
 
 def explore_one(mutation: str, seed: int, budget_s: float, out: Path, args: argparse.Namespace) -> dict[str, Any]:
-    base = replace(default_base(args.client), mutations=[mutation])
+    base = replace(default_base(args.client, duration_s=args.duration), mutations=[mutation])
     settings = Settings(base, out, seed, budget_s, args.strategy, "anomaly", args.jobs, shrink=True,
                         shrink_budget_s=parse_budget(args.shrink_budget))
     quiet = lambda line: print(line, flush=True) if line.startswith("  FINDING") else None  # noqa: E731

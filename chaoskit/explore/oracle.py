@@ -11,7 +11,9 @@ Some steps cost data by design, and a search that reported them would bury its r
 - a shrink that removes partitions at once (KIP-694's immediate_delete), or after a delay that ends
   within the run, loses what nobody read of them by then: `lost-write` and `unseen` are excused.
 A shrink without a delay removes a partition only once the group drained it, and a delay past the
-run's end removes nothing while it runs: neither excuses anything.
+run's end removes nothing while it runs: neither excuses anything. Nor do the unclean elections the
+`zombie-isr` story stages (its leader to its follower): with min.insync.replicas=2 they lose nothing
+in a system that keeps KIP-320's rule, so what they lose is a finding.
 """
 from __future__ import annotations
 
@@ -46,7 +48,10 @@ def excused(verdict: Mapping[str, Any], schedule: StepSchedule, coverage: RunCov
     out: dict[str, str] = {}
     if removes_unread(schedule, run_end_s):
         out.update({c: REMOVED for c in anomalies & LOST_BY_REMOVAL})
-    unclean = {(e.topic, e.partition) for e in coverage.events if e.label == "election:unclean" and e.topic in topics}
+    guarded = {(e.value["topic"], e.value["elected"]["from"], e.value["elected"]["to"]) for e in coverage.events
+               if e.label.startswith("fault:zombie-isr") and isinstance(e.value, dict) and e.value.get("elected")}
+    unclean = {(e.topic, e.partition) for e in coverage.events if e.label == "election:unclean" and e.topic in topics
+               and (e.topic, *(e.value or (None, None))) not in guarded}
     if unclean:
         out.update({c: UNCLEAN for c in anomalies - JUDGED_AFTER_UNCLEAN})
         places = [tuple(p[:2]) for w in results.get("duplicate", {}).get("witnesses", []) for p in w.get("positions", [])]

@@ -1,4 +1,5 @@
-"""Built-in fault packs: partitions, process faults, zombies (and KAFKA-6880's zombie-rejoin story),
+"""Built-in fault packs: partitions, process faults, zombies (KAFKA-6880's zombie-rejoin story, and
+zombie-isr: an offline replica kept out of the ISR, or min.insync.replicas is a lie),
 unclean elections, stale metadata, link toxics, admin changes (ours and a stock AdminClient's batch),
 an operator's DeleteRecords of drained marked partitions, and the workload's clients going idle,
 leaving, restarting or stopping their producers.
@@ -19,11 +20,13 @@ from chaoskit_plugins.faults.delete_records import DeleteRecordsFault
 from chaoskit_plugins.faults.expand_batch import ExpandBatchFault
 from chaoskit_plugins.faults.network import TOXICS, PartitionFault, ToxicFault
 from chaoskit_plugins.faults.process import KillFault, PauseFault, RestartFault
+from chaoskit_plugins.faults.zombie_isr import ZombieIsrFault
 from chaoskit_plugins.faults.zombie_rejoin import ZombieRejoinFault
 
 FAULTS: dict[str, Callable[..., Any]] = {
     cls.name: cls for cls in (PartitionFault, KillFault, PauseFault, RestartFault, ZombieFault,
                               UncleanElectionFault, StaleMetadataFault, FreezeClientMetadataFault, AdminFault,
-                              ZombieRejoinFault, ExpandBatchFault, DeleteRecordsFault, ClientsFault)
+                              ZombieRejoinFault, ZombieIsrFault, ExpandBatchFault, DeleteRecordsFault,
+                              ClientsFault)
 }
 FAULTS.update({name: partial(ToxicFault, name) for name in TOXICS})

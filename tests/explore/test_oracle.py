@@ -41,3 +41,12 @@ def test_a_duplicate_is_excused_only_where_every_place_was_elected_uncleanly():
     elsewhere = verdict("duplicate", duplicate_places=[("orders", 0, 38), ("orders", 1, 7)])
     assert excused(elsewhere, StepSchedule(), UNCLEAN, {"orders"}, 30) == {}
     assert excused(on_it, StepSchedule(), NONE, {"orders"}, 30) == {}
+
+
+def test_the_unclean_election_the_zombie_isr_story_stages_excuses_nothing():
+    story = Event(2.0, "fault:zombie-isr", process="nemesis",
+                  value={"topic": "orders", "elected": {"from": 3, "to": 1}, "rejoined": True})
+    staged = RunCoverage(frozenset(), (story, Event(3.0, "election:unclean", "orders", 0, value=(3, 1))))
+    assert excused(verdict("lost-write", "unseen"), StepSchedule(), staged, {"orders"}, 30) == {}
+    other = RunCoverage(frozenset(), (story, Event(3.0, "election:unclean", "orders", 1, value=(2, 1))))
+    assert set(excused(verdict("unseen"), StepSchedule(), other, {"orders"}, 30)) == {"unseen"}
