@@ -5,7 +5,7 @@ for one that breaks a guarantee, guided by the protocol states runs reach; shrin
     chaoskit explore reports/runs/<id>/test.json --client kafka-python
     chaoskit explore kip694_reduction --mutation readonly-refusal    does the search catch it?
     chaoskit explore --resume reports/explore/<id> --budget 5m       carry on where it stopped
-    chaoskit explore --budget 10m                                    the default base: one topic, a group of two
+    chaoskit explore --budget 10m                                    the default base: one topic, a group of three
 
 The base gives the cluster, topics, workload and client; its own fault windows are the first
 schedule tried. Everything goes to reports/explore/<id>/ as it arrives (docs/explore.md): the
@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("explore", help="search fault schedules for one that breaks a guarantee; shrink it",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("base", nargs="?", help="a suite (kip253_expansion, or suites/test_x.py[::test]) or a test.json "
-                                           "(default: one topic, three producers, a group of two, 10 s runs)")
+                                           "(default: one topic, three producers, a group of three, 10 s runs)")
     p.add_argument("--budget", default="10m", help="how long to search: 90s, 10m, 1h (default 10m)")
     p.add_argument("--seed", type=int, help="the search's seed (default: drawn and printed)")
     p.add_argument("--client", help="the client every run uses (default: the base's)")

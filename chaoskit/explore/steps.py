@@ -25,12 +25,15 @@ QUIET_END_S = 2.0  # no step opens in a run's last seconds: the cluster settles 
 
 def default_base(client: str = "ordered", profile: str = "patched", duration_s: float = 10.0) -> ChaosTest:
     """What an explore starts from when given no suite or test: one topic of 4 partitions, three
-    producers and a group of two that reads a little slower than they write (run/mixes.py's
-    SLOW_GROUP), small polls, no faults: the search brings them all."""
+    producers and a group of three that reads a little slower than they write (run/mixes.py's
+    SLOW_GROUP with a third consumer: with two, round-robin gives a partition an expansion splits off
+    to the member that owns its parent, and no gate ever waits on another member's position), small
+    polls, no faults: the search brings them all."""
     from chaoskit.run.mixes import SLOW_GROUP, SMALL_POLLS, TOPIC
 
     return ChaosTest("explore", profile=profile, duration_s=duration_s, client=client, topics=[Topic(TOPIC, 4)],
-                     workload_options=dict(SLOW_GROUP), client_options=dict(SMALL_POLLS), drain_timeout_s=20.0)
+                     workload_options={**SLOW_GROUP, "consumers": 3}, client_options=dict(SMALL_POLLS),
+                     drain_timeout_s=20.0)
 
 
 @dataclass(frozen=True)
