@@ -14,7 +14,7 @@ of seeds). Exit 0 when every mutation run was caught by a suite in at least 95 %
     chaoskit mutate --explore 10m --seeds 3           the search instead of the suites: is each caught, how soon
 
 With `--explore BUDGET` no suite runs: for each mutation and seed, `chaoskit explore` searches from
-its default base (one topic, a group of two, no fault of its own) with the mutation on, until its
+its default base (one topic, a group of three, no fault of its own) with the mutation on, until its
 first finding or the budget; the mutation is caught when it found an anomaly. The table gives the
 time to the first catch and the shrunk schedule's steps (mutations-explore.json and .md).
 """
