@@ -15,6 +15,15 @@ every unpatched run shows.
 
 The group reads only after the story (it joins at the end of the run), from whichever replica
 then leads, as a consumer started after an outage would.
+
+`test_an_offline_replica_never_counts_towards_min_insync` stages KIP-320's other half with the
+`zombie-isr` fault: a follower the controller marks offline must not join the ISR, for "the zombie
+contributes to the min.isr requirement, but is not eligible to become leader". On a topic with
+min.insync.replicas=2 that allows unclean elections, the zombie catches up while offline, the
+other follower leaves the ISR and the leader dies: patched, the leader alone refused every write
+since, so the follower elected uncleanly has all that was acknowledged; a zombie let into the ISR
+(unpatched, or with the offline-replica-isr mutation) acknowledged writes with the leader that the
+elected follower never had: `unseen`. `chaoskit explore` found this story (docs/verdicts.md).
 """
 from __future__ import annotations
 
@@ -60,3 +69,24 @@ def test_zombies_are_fenced(chaos):
                    guarantee="kip320-zombie-fencing")
 def test_zombies_are_fenced_long(chaos):
     chaos.expect(_run(chaos, 50), unpatched={"inconsistent-offsets"}, evidence={"zombie-rejoin": {"steps": 18}})
+
+
+# KIP-320: "the zombie contributes to the min.isr requirement, but is not eligible to become leader"
+OFFLINE_ISR = [{"at_s": 1.0, "fault": "zombie-isr", "target": f"leader-of:{TOPIC}/0", "window_s": 4.0,
+                "params": {"solo_s": 2}}]
+GUARDED = {"min.insync.replicas": "2", "unclean.leader.election.enable": "true"}
+# librdkafka's and aiokafka's idempotent producers fail for good at the sequence gap an unclean
+# election leaves: their consumers are judged with kafka-python's producers writing
+STOCK_PRODUCERS = {"librdkafka": {"producer": "kafka-python"}, "aiokafka": {"producer": "kafka-python"}}
+
+
+@pytest.mark.chaos(faults=mix(OFFLINE_ISR, {}), workload="keyed-sequences", duration=18, epic="KIP-320",
+                   feature="an offline replica kept out of the ISR", severity="critical",
+                   guarantee="kip320-zombie-fencing")
+def test_an_offline_replica_never_counts_towards_min_insync(chaos):
+    client = chaos.test().client
+    result = chaos.run(topics=[Topic(TOPIC, 2, config=GUARDED)], drain_timeout_s=chaos.pick(patched=30, unpatched=10),
+                       client_options=STOCK_PRODUCERS.get(client, {}),
+                       workload_options={"producers": 3, "consumers": 2, "keys": 40, "rate": 40})
+    # every step of the story: the zombie out of the ISR, offline, the follower out, the follower elected
+    chaos.expect(result, unpatched={"unseen"}, evidence={"zombie-isr": {"steps": 4}})

@@ -6,6 +6,12 @@ without the ReadOnly phase (the unpatched side: KIP-694's `immediate_delete`), d
 caught as `unseen`. Both sides send KIP-694's request: the partitions to delete by index. The
 active controller fails as the topic grows and as the delay ends (the removal is finished by the
 next one).
+
+`test_reduction_of_a_topic_without_ordered_delivery` runs the same story on a topic that sets
+`enable.ordered.delivery=false`: KIP-253's partition count check is off there, so the broker's
+refusal of a Produce to a ReadOnly partition (KIP-694) is all that keeps a producer whose metadata
+is a few seconds old from writing to a partition being removed: `write-to-readonly` catches its
+absence (`chaoskit explore` found this; docs/verdicts.md).
 """
 from __future__ import annotations
 
@@ -40,12 +46,12 @@ def _reduction(removal: dict) -> list:
             controller_failover(0.85)]
 
 
-def _run(chaos, rate: float, regrow: bool = False):
+def _run(chaos, rate: float, regrow: bool = False, config: dict | None = None):
     test = chaos.test()
     # the reduction at 30% of the run (or up to 8 s later), the group at 75% (it reads the backlog
     # in well under a second), the partitions gone at 90% (patched)
     removal = chaos.pick(patched={"delay_ms": int(test.duration_s * 600)}, unpatched={"immediate": True})
-    return chaos.run(topics=[Topic(TOPIC, 4)],
+    return chaos.run(topics=[Topic(TOPIC, 4, config=config or {})],
                      broker_config=REMOVAL, controller_config=REMOVAL, drain_timeout_s=20,
                      faults={**test.faults, "scripted": _reduction(removal) + (REGROWTH if regrow else [])},
                      # unpatched, a stock send to a partition being removed is refused LEADER_NOT_AVAILABLE
@@ -60,6 +66,14 @@ def _run(chaos, rate: float, regrow: bool = False):
                    guarantee="kip694-mode-awareness")
 def test_reduction_loses_nothing(chaos):
     chaos.expect(_run(chaos, 40), unpatched={"unseen"}, evidence=chaos.pick(**EVIDENCE))
+
+
+@pytest.mark.chaos(faults=mix([], LEADER_ISOLATION, mean_interval_s=5), workload="keyed-sequences", duration=20,
+                   epic="KIP-694", feature="partition reduction of a topic without ordered delivery",
+                   severity="normal", guarantee="kip694-mode-awareness")
+def test_reduction_of_a_topic_without_ordered_delivery(chaos):
+    result = _run(chaos, 40, config={"enable.ordered.delivery": "false"})
+    chaos.expect(result, unpatched={"unseen"}, evidence=chaos.pick(**EVIDENCE))
 
 
 @pytest.mark.nightly
