@@ -225,7 +225,10 @@ class ReplicaManager:
         if not self._may_change_isr(p):
             return
         fenced = self.config.leader_epoch_fencing_enable and "offline-replica-isr" not in self.config.mutations
-        joining = [r for r in p.followers_to_add() if not fenced or self.cache.may_join_isr(r, p.topic, p.index)]
+        # only the follower that fetched may join (Kafka's maybeExpandIsr): one whose fetches stopped
+        # is not caught up because its last known end still equals a high watermark nothing moved
+        joining = [r for r in p.followers_to_add() if r == replica
+                   and (not fenced or self.cache.may_join_isr(r, p.topic, p.index))]
         if joining:
             self._spawn(self._change_isr(p, sorted(p.isr | set(joining)), f"adding caught-up {joining}"))
 

@@ -43,6 +43,7 @@ from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit.protocol.records import build_batch
 from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID, nemesis_client, produce
 from chaoskit_plugins.faults.cluster_faults import answered_offset, led_partition, replica_offset, zookeeper_links
+from chaoskit_plugins.faults.zombie_isr import zombie_first
 
 
 class ZombieRejoinFault(WindowedFault):
@@ -58,10 +59,7 @@ class ZombieRejoinFault(WindowedFault):
                              f"{[leader.broker_id, *followers]}")
         # a follower leading none of the topic's partitions when there is one: a zombie *leader* of
         # another partition would stall the producers there (the `zombie` fault's story, not this one)
-        states = [cluster.partition_state(topic, p) for p in cluster.view.assignment(topic) or {} if p != partition]
-        leading = {s.leader for s in states if s is not None}
-        order = {r: (i + pick) % 2 for i, r in enumerate(followers)}
-        followers = sorted(followers, key=lambda r: (r in leading, order[r]))
+        followers = zombie_first(cluster, topic, partition, followers, pick)
         zombie, other = cluster.brokers[followers[0]], cluster.brokers[followers[1]]
         state: dict[str, Any] = {
             "topic": topic, "partition": partition, "leader": leader.broker_id, "zombie": zombie.broker_id,
