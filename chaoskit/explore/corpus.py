@@ -72,7 +72,7 @@ class Corpus:
             corpus.runs = max(corpus.runs, line["n"] + 1)
             for f in line.get("features", ()):
                 corpus.hits[f] = corpus.hits.get(f, 0) + 1
-            for check in line.get("findings", ()):
+            for check in set(line.get("findings", ())) - set(line.get("unmutated", ())):
                 corpus.findings.setdefault(check, f"{check}-{line['schedule']}")
             corpus.timeline.append((line.get("at_s", 0.0), line["n"] + 1, line.get("total", 0)))
         corpus.first = {k: int(v) for k, v in read_json(root / COVERAGE_FILE).items()}

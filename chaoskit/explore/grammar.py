@@ -270,9 +270,10 @@ def builtin_kinds() -> dict[str, StepKind]:
         _client_fault("clients", 2.0, 1.0, 5.0, lambda r: {"action": r.choice(["idle", "leave", "restart",
                                                                                 "stop-producers"]),
                                                             "which": r.choice(["all", "one"])}),
-        _story("unclean-election", 0.8, 3.0, 5.0, _unclean_params, hold_s=12.0, needs=unclean_allowed),
-        _story("zombie-rejoin", 0.3, 4.0, 6.0, lambda r: {"step_timeout_s": 10, "rejoin_timeout_s": 6}, hold_s=20.0),
-        _story("zombie-isr", 0.5, 4.0, 6.0, lambda r: {"solo_s": r.choice([1, 2]), "step_timeout_s": 12}, hold_s=20.0,
+        # the staged stories weigh more: each is a whole sequence of steps the search would rarely compose
+        _story("unclean-election", 2.0, 3.0, 5.0, _unclean_params, hold_s=12.0, needs=unclean_allowed),
+        _story("zombie-rejoin", 0.8, 4.0, 6.0, lambda r: {"step_timeout_s": 10, "rejoin_timeout_s": 6}, hold_s=20.0),
+        _story("zombie-isr", 1.5, 4.0, 6.0, lambda r: {"solo_s": r.choice([1, 2]), "step_timeout_s": 12}, hold_s=20.0,
                needs=min_isr_guarded),
     ]
     return {k.fault: k for k in kinds}
@@ -293,7 +294,7 @@ def generic_kind(fault: str) -> StepKind:
 SETTINGS: dict[str, tuple[str, float]] = {
     "enable.ordered.delivery": ("false", 0.15),
     "min.insync.replicas": ("2", 0.4),
-    "unclean.leader.election.enable": ("true", 0.4),
+    "unclean.leader.election.enable": ("true", 0.5),
     "cleanup.policy": ("compact", 0.1),
 }
 

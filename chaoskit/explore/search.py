@@ -19,7 +19,7 @@ import shutil
 import re
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -85,9 +85,11 @@ class Finding:
     shrunk: StepSchedule | None = None
     replays: tuple[int, int] | None = None  # (failed, of) when the result was replayed
     results: dict[str, Any] = field(default_factory=dict, repr=False)  # the failing run's results.json
+    unmutated: bool = False  # it failed with the base's mutations taken off too: the system's own, not theirs
 
     def to_json(self) -> dict[str, Any]:
         return {"check": self.check, "folder": str(self.folder), "run": self.run, "at_s": round(self.at_s, 1),
+                "unmutated": self.unmutated,
                 "steps": len(self.schedule.steps), "shrunk_steps": len(self.shrunk.steps) if self.shrunk else None,
                 "replays": list(self.replays) if self.replays else None}
 
@@ -120,6 +122,7 @@ class ExploreResult:
     seconds: float
     findings: list[Finding] = field(default_factory=list)
     timeline: list[tuple[float, int, int]] = field(default_factory=list)
+    unmutated: list[Finding] = field(default_factory=list)  # anomalies without the base's mutations too
 
     @property
     def first_finding_s(self) -> float | None:
@@ -128,6 +131,7 @@ class ExploreResult:
     def to_json(self) -> dict[str, Any]:
         return {"out": str(self.out), "runs": self.runs, "coverage": self.coverage, "seconds": round(self.seconds, 1),
                 "first_finding_s": self.first_finding_s, "findings": [f.to_json() for f in self.findings],
+                "unmutated": [f.to_json() for f in self.unmutated],
                 "timeline": self.timeline}
 
 
@@ -164,7 +168,8 @@ class Explorer:
         self.pool = pool  # what runs the tests: lanes of kept clusters
         self.grammar = grammar_for(settings.base, settings.faults)
         self.corpus = Corpus.open(settings.out, None if resume else settings.to_json())
-        self.findings: list[Finding] = []
+        self.findings: list[Finding] = []  # the anomalies this search found (of the mutations, with some on)
+        self.unmutated: list[Finding] = []  # with mutations on: anomalies the system shows without them too
         self.topics = {t.name for t in settings.base.topics}
         self._began = 0.0
         self._elapsed_before = self.corpus.timeline[-1][0] if self.corpus.timeline else 0.0
@@ -173,7 +178,7 @@ class Explorer:
     def run(self) -> ExploreResult:
         s = self.s
         self._began = time.monotonic()
-        pool = self.pool(s.out, s.jobs)
+        pool = self._pool = self.pool(s.out, s.jobs)
         seeded = base_schedule(s.base, self.grammar) if s.strategy == "coverage" else None
         pending: dict[Future[dict[str, Any]], tuple[int, StepSchedule, ChaosTest, str, list[str]]] = {}
         n = self.corpus.runs
@@ -201,7 +206,7 @@ class Explorer:
         finally:
             pool.close()
         result = ExploreResult(s.out, self.corpus.runs, self.corpus.coverage, self._elapsed(), self.findings,
-                               self.corpus.timeline)
+                               self.corpus.timeline, self.unmutated)
         write_atomically(s.out / "result.json", json.dumps(result.to_json(), indent=1) + "\n")
         self.say(f"chaoskit explore: {result.runs} runs, coverage {result.coverage}, "
                  f"{len(self.findings)} finding(s) in {result.seconds:.0f} s; folder {s.out}")
@@ -262,10 +267,12 @@ class Explorer:
                 "edits": edits, "steps": len(schedule.steps), "valid": out.results.get("valid"),
                 "findings": sorted(out.findings), "excused": out.excused, "error": out.error,
                 "seconds": round(out.seconds, 1), "run_dir": str(out.run_dir) if out.run_dir else None}
-        new = self.corpus.note(line, schedule, out.coverage.features)
         fresh = [c for c in sorted(out.findings) if c not in self.corpus.findings]
+        own = {c for c in fresh if self.s.base.mutations and self._fails_unmutated(out, c)}
+        line["unmutated"] = sorted(own)
+        new = self.corpus.note(line, schedule, out.coverage.features)
         for check in fresh:
-            self._found(check, out)
+            self._found(check, out, unmutated=check in own)
         if out.run_dir is not None and out.run_dir.is_dir() and not (new or out.findings or self.s.keep_runs):
             self.corpus.drop_run(out.run_dir)
         rate = self.corpus.runs / max(self._elapsed(), 1e-9) * 60
@@ -275,16 +282,37 @@ class Explorer:
                  f"{self.corpus.coverage} (+{len(new)}), corpus {len(self.corpus.entries)}, "
                  f"{rate:.1f} runs/min, findings {len(self.corpus.findings)}")
 
-    def _found(self, check: str, out: Outcome) -> None:
+    def _found(self, check: str, out: Outcome, unmutated: bool = False) -> None:
         """A new kind of finding: its folder written now, before anything else can go wrong."""
         folder = self.corpus.finding_dir(check, out.schedule)
         write_finding(folder, self.s.base, out.schedule, out.test.seed, out.results, check, "found",
                       run_dir=out.run_dir)
+        finding = Finding(check, folder, out.schedule, out.n, self._elapsed(), results=out.results, unmutated=unmutated)
+        if unmutated:  # the system's own anomaly: kept and reported, but no catch of the mutations
+            self.unmutated.append(finding)
+            self.say(f"  FINDING {check} in run {out.n} also without {', '.join(self.s.base.mutations)} (a finding "
+                     f"of the system itself, not a catch of the mutation): {folder}")
+            return
         self.corpus.findings[check] = folder.name
-        finding = Finding(check, folder, out.schedule, out.n, self._elapsed(), results=out.results)
         self.findings.append(finding)
         self.say(f"  FINDING {check} in run {out.n} after {finding.at_s:.0f} s ({len(out.schedule.steps)} steps): "
                  f"{folder}")
+
+    def _fails_unmutated(self, out: Outcome, check: str, tries: int = 2) -> bool:
+        """With mutations on, a finding is theirs only if the same test without them does not show it:
+        replayed without them (up to `tries` times), does it?"""
+        for k in range(tries):
+            test = replace(self.test_of(out.schedule, out.n, out.test.seed, tag=f"-u{k}"), mutations=[])
+            try:
+                answer = self._pool.submit(test).result()
+            except Exception as e:  # noqa: BLE001 -- a replay that broke shows nothing
+                answer = {"error": f"{type(e).__name__}: {e}"}
+            replayed = self.outcome(out.n, out.schedule, test, answer)
+            if replayed.run_dir is not None:
+                self.corpus.drop_run(replayed.run_dir)
+            if check in replayed.findings:
+                return True
+        return False
 
     def _to_shrink(self) -> list[Finding]:
         return self.findings[:1] if self.s.until == "anomaly" else self.findings

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,39 @@ def test_budgets_read_as_people_write_them():
     assert [parse_budget(b) for b in ("90", "90s", "10m", "1h", "1h30m", "2m30s")] == [90, 90, 600, 3600, 5400, 150]
     with pytest.raises(ValueError, match="like 90s"):
         parse_budget("ten minutes")
+
+
+class MutantPool(RecordedPool):
+    """Fails (key-order) a run that kills the coordinator; with `only_mutated`, only with a mutation on."""
+
+    only_mutated = False
+
+    def submit(self, test: ChaosTest) -> Future:
+        future = super().submit(test)
+        if self.only_mutated and not test.mutations:
+            run_dir = Path(future.result()["run_dir"])
+            results = json.loads((run_dir / "results.json").read_text())
+            results["valid"] = True
+            results["verdict"]["results"]["key-order"]["valid"] = True
+            (run_dir / "results.json").write_text(json.dumps(results))
+        return future
+
+
+@pytest.mark.parametrize("only_mutated", [True, False])
+def test_with_a_mutation_a_finding_is_its_catch_only_if_the_system_without_it_does_not_show_it(tmp_path, recorded,
+                                                                                              only_mutated):
+    RecordedPool.runs = []
+    pool = MutantPool(recorded("rec-gates"))
+    pool.only_mutated = only_mutated
+    s = settings(tmp_path, shrink=False, until="anomaly")
+    s.base = replace(s.base, mutations=["linear-hashing"])
+    explorer = Explorer(s, lambda _: None, pool=pool)
+    explorer._elapsed = lambda: 1e10 if explorer.corpus.runs >= 3 else 0.0
+    result = explorer.run()
+    controls = [t for t in RecordedPool.runs if not t.mutations]
+    if only_mutated:  # the mutation's catch: the search stops at it
+        assert [f.check for f in result.findings] == ["key-order"] and not result.unmutated
+        assert result.runs == 1 and len(controls) == 2
+    else:  # the system's own anomaly: kept apart, and the search goes on
+        assert not result.findings and [f.check for f in result.unmutated] == ["key-order"]
+        assert result.runs == 3 and result.unmutated[0].folder.exists()
