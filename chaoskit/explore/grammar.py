@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping
 from chaoskit.explore.steps import QUIET_END_S, Step, StepSchedule
 
 MAX_PARTITIONS = 16
+DRAWS = 4  # kinds tried for one step before the time is left without one
 INF = math.inf
 BROKER, CONTROLLER = "broker", "controller"
 
@@ -337,10 +338,15 @@ class Grammar:
     def draw_step(self, rng: random.Random, model: Model, t: float) -> Step | None:
         """A step opening at `t`, valid in `model` (None if the kind drawn has none valid then)."""
         kinds = [k for k in self.kinds.values() if model.free(k.fault, t) and model.can_take_down(k.takes_down, t)]
-        if not kinds:
-            return None
-        kind = _weighted(rng, kinds)
-        return kind.draw(rng, model, t)
+        for _ in range(DRAWS):  # a kind with no step valid now (a story its topic's settings rule out) gives way
+            if not kinds:
+                return None
+            kind = _weighted(rng, kinds)
+            step = kind.draw(rng, model, t)
+            if step is not None:
+                return step
+            kinds.remove(kind)
+        return None
 
     def random_schedule(self, rng: random.Random, steps: tuple[int, int] = (1, 6)) -> StepSchedule:
         """A schedule of a few steps at random times, each drawn in the state the ones before it leave."""
