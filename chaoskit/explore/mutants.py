@@ -55,6 +55,7 @@ def explore_one(mutation: str, seed: int, budget_s: float, out: Path, args: argp
     found = result.findings[0] if result.findings else None
     return {"seed": seed, "outcome": "caught" if found else "missed", "runs": result.runs,
             "unmutated": [f"{f.check}: {f.folder}" for f in result.unmutated],
+            "flaky": [f"{f.check}: {f.folder}" for f in result.flaky],
             "first_s": found.at_s if found else None, "check": found.check if found else None,
             "steps": len(found.shrunk.steps) if found and found.shrunk else None,
             "replays": list(found.replays) if found and found.replays else None,

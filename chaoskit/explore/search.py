@@ -123,6 +123,7 @@ class ExploreResult:
     findings: list[Finding] = field(default_factory=list)
     timeline: list[tuple[float, int, int]] = field(default_factory=list)
     unmutated: list[Finding] = field(default_factory=list)  # anomalies without the base's mutations too
+    flaky: list[Finding] = field(default_factory=list)  # anomalies its replays did not bear out
 
     @property
     def first_finding_s(self) -> float | None:
@@ -131,7 +132,7 @@ class ExploreResult:
     def to_json(self) -> dict[str, Any]:
         return {"out": str(self.out), "runs": self.runs, "coverage": self.coverage, "seconds": round(self.seconds, 1),
                 "first_finding_s": self.first_finding_s, "findings": [f.to_json() for f in self.findings],
-                "unmutated": [f.to_json() for f in self.unmutated],
+                "unmutated": [f.to_json() for f in self.unmutated], "flaky": [f.to_json() for f in self.flaky],
                 "timeline": self.timeline}
 
 
@@ -170,6 +171,8 @@ class Explorer:
         self.corpus = Corpus.open(settings.out, None if resume else settings.to_json())
         self.findings: list[Finding] = []  # the anomalies this search found (of the mutations, with some on)
         self.unmutated: list[Finding] = []  # with mutations on: anomalies the system shows without them too
+        self.flaky: list[Finding] = []  # findings that failed in fewer than 2 of 3 replays once shrunk
+        self._n = 0  # the next run's number
         self.topics = {t.name for t in settings.base.topics}
         self._began = 0.0
         self._elapsed_before = self.corpus.timeline[-1][0] if self.corpus.timeline else 0.0
@@ -179,38 +182,54 @@ class Explorer:
         s = self.s
         self._began = time.monotonic()
         pool = self._pool = self.pool(s.out, s.jobs)
-        seeded = base_schedule(s.base, self.grammar) if s.strategy == "coverage" else None
-        pending: dict[Future[dict[str, Any]], tuple[int, StepSchedule, ChaosTest, str, list[str]]] = {}
-        n = self.corpus.runs
         self.say(f"chaoskit explore: {s.strategy} search of {s.base.name} ({s.base.profile}, {s.base.client} client"
                  f"{', mutation ' + ','.join(s.base.mutations) if s.base.mutations else ''}), seed {s.seed}, "
                  f"budget {s.budget_s:g} s, {s.jobs} lane(s), until {s.until}; folder {s.out}")
         try:
             while True:
-                stop = self._elapsed() >= s.budget_s or (s.until == "anomaly" and self.findings)
-                while not stop and len(pending) < s.jobs:
-                    schedule, parent, edits = self._next(n, seeded if n == 0 else None)
-                    test = self.test_of(schedule, n, self._seed_of(n))
-                    pending[pool.submit(test)] = (n, schedule, test, parent, edits)
-                    n += 1
-                if not pending:
+                self._search(pool)
+                if not (s.shrink and self.findings):
                     break
-                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                for future in done:
-                    self._arrived(future, *pending.pop(future))
-            if s.shrink and self.findings:
-                from chaoskit.explore.shrink import shrink_finding
+                from chaoskit.explore.shrink import NEEDED, shrink_finding
 
                 for finding in self._to_shrink():
                     shrink_finding(self, pool, finding)
+                # a finding its replays do not bear out (fewer than 2 of 3) is kept apart, and the search goes on
+                flaky = [f for f in self.findings if f.replays is not None and f.replays[0] < NEEDED]
+                for f in flaky:
+                    self.findings.remove(f)
+                    self.flaky.append(f)
+                    self.corpus.findings.pop(f.check, None)
+                    self.say(f"  {f.check} failed in {f.replays[0]} of {f.replays[1]} replays: kept as flaky "
+                             f"({f.folder}), not a finding")
+                if not flaky or s.until != "anomaly" or self._elapsed() >= s.budget_s:
+                    break
         finally:
             pool.close()
         result = ExploreResult(s.out, self.corpus.runs, self.corpus.coverage, self._elapsed(), self.findings,
-                               self.corpus.timeline, self.unmutated)
+                               self.corpus.timeline, self.unmutated, self.flaky)
         write_atomically(s.out / "result.json", json.dumps(result.to_json(), indent=1) + "\n")
         self.say(f"chaoskit explore: {result.runs} runs, coverage {result.coverage}, "
                  f"{len(self.findings)} finding(s) in {result.seconds:.0f} s; folder {s.out}")
         return result
+
+    def _search(self, pool: Any) -> None:
+        """Runs, `jobs` at a time, until the budget is spent or (until anomaly) a finding arrived."""
+        s = self.s
+        pending: dict[Future[dict[str, Any]], tuple[int, StepSchedule, ChaosTest, str, list[str]]] = {}
+        while True:
+            stop = self._elapsed() >= s.budget_s or (s.until == "anomaly" and self.findings)
+            while not stop and len(pending) < s.jobs:
+                n = self._n = max(self._n, self.corpus.runs)
+                self._n += 1
+                schedule, parent, edits = self._next(n)
+                test = self.test_of(schedule, n, self._seed_of(n))
+                pending[pool.submit(test)] = (n, schedule, test, parent, edits)
+            if not pending:
+                return
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for future in done:
+                self._arrived(future, *pending.pop(future))
 
     def _elapsed(self) -> float:
         return self._elapsed_before + time.monotonic() - self._began
@@ -218,9 +237,10 @@ class Explorer:
     def _seed_of(self, n: int) -> int:
         return random.Random(f"{self.s.seed}/{n}/seed").getrandbits(31)
 
-    def _next(self, n: int, seeded: StepSchedule | None) -> tuple[StepSchedule, str, list[str]]:
+    def _next(self, n: int) -> tuple[StepSchedule, str, list[str]]:
         """Run n's schedule: the base's own first, then (guided) an edit of a kept one, or a fresh draw."""
         rng = random.Random(f"{self.s.seed}/{n}")
+        seeded = base_schedule(self.s.base, self.grammar) if n == 0 and self.s.strategy == "coverage" else None
         if seeded is not None:
             return seeded, "base", []
         entries = list(self.corpus.entries.values())
@@ -315,7 +335,8 @@ class Explorer:
         return False
 
     def _to_shrink(self) -> list[Finding]:
-        return self.findings[:1] if self.s.until == "anomaly" else self.findings
+        todo = [f for f in self.findings if f.shrunk is None]
+        return todo[:1] if self.s.until == "anomaly" else todo
 
 
 def write_finding(folder: Path, base: ChaosTest, schedule: StepSchedule, seed: int, results: dict[str, Any],

@@ -142,3 +142,27 @@ def test_with_a_mutation_a_finding_is_its_catch_only_if_the_system_without_it_do
     else:  # the system's own anomaly: kept apart, and the search goes on
         assert not result.findings and [f.check for f in result.unmutated] == ["key-order"]
         assert result.runs == 3 and result.unmutated[0].folder.exists()
+
+
+class OnceOnlyPool(RecordedPool):
+    """Fails (key-order) only the first run that kills the coordinator, never a replay of it."""
+
+    def submit(self, test: ChaosTest) -> Future:
+        future = super().submit(test)
+        if test.name != "xp-x0":
+            run_dir = Path(future.result()["run_dir"])
+            results = json.loads((run_dir / "results.json").read_text())
+            results["valid"] = True
+            results["verdict"]["results"]["key-order"]["valid"] = True
+            (run_dir / "results.json").write_text(json.dumps(results))
+        return future
+
+
+def test_a_finding_its_replays_do_not_bear_out_is_kept_as_flaky_and_the_search_goes_on(tmp_path, recorded):
+    RecordedPool.runs = []
+    explorer = Explorer(settings(tmp_path), lambda _: None, pool=OnceOnlyPool(recorded("rec-gates")))
+    explorer._elapsed = lambda: 1e10 if explorer.corpus.runs >= 3 else 0.0
+    result = explorer.run()
+    assert not result.findings and [f.check for f in result.flaky] == ["key-order"]
+    assert result.flaky[0].replays == (0, 3) and result.runs == 3  # it searched on past run 0
+    assert "0 of 3 replays" in (result.flaky[0].folder / "replay.txt").read_text()
