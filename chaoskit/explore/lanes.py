@@ -9,8 +9,8 @@ elected, every broker registered and listing every other in its Metadata, the co
 fully replicated, and the run's topics deleted. A cluster that does not come back healthy is
 stopped and the next run starts a new one, so a fault's leftovers never reach another verdict
 (tests/explore/test_lanes.py holds a schedule to the same verdict on a fresh and a reused cluster).
-Each run gets the slice of every node log written while it ran, in its own folder, as a run on a
-cluster of its own would.
+Each run gets the slice of every node log (and of each broker's log of what clients sent) written
+while it ran, in its own folder, as a run on a cluster of its own would.
 """
 from __future__ import annotations
 
@@ -62,8 +62,13 @@ class Lane:
             self.cluster, self.key, self.runs = cluster, key, 0
             self.started += 1
         self.runs += 1
-        self._marks = {n.name: _size(n.log_path) for n in self.cluster.nodes}
+        self._marks = {str(path): _size(path) for path in self._logs()}
         return self.cluster
+
+    def _logs(self) -> list[Path]:
+        """Every node's log, and each broker's log of what clients sent (findings quote it)."""
+        logs = [Path(n.log_path) for n in self.cluster.nodes]
+        return logs + [n.home / "requests.log" for n in self.cluster.brokers.values() if hasattr(n, "home")]
 
     def done(self, test: ChaosTest, run_dir: Path) -> None:
         """After a run: its slice of the node logs into its folder, then the cluster restored for the
@@ -76,14 +81,16 @@ class Lane:
             self.close()
 
     def _copy_logs(self, run_dir: Path) -> None:
-        for node in self.cluster.nodes:
-            path = Path(node.log_path)
-            start = self._marks.get(node.name, 0)
+        """Each log's part written during the run, where a run of its own keeps it (the node logs in
+        the run's folder, a broker's requests.log in its node's folder)."""
+        for path in self._logs():
+            where = run_dir / path.relative_to(self.cluster.run_dir)
             try:
                 with path.open("rb") as f:
-                    f.seek(start)
-                    (run_dir / path.name).write_bytes(f.read())
-            except OSError:
+                    f.seek(self._marks.get(str(path), 0))
+                    where.parent.mkdir(parents=True, exist_ok=True)
+                    where.write_bytes(f.read())
+            except (OSError, ValueError):
                 continue
 
     # --- restoring -------------------------------------------------------------------------------------

@@ -67,6 +67,8 @@ def test_a_kept_cluster_gives_each_schedule_the_verdict_a_fresh_one_gives(tmp_pa
                 for t, schedule in ((rough, ROUGH), (failing, StepSchedule((EXPAND,))), (clean, StepSchedule(())))}
         assert lane.started == 1 and lane.runs == 3, "one cluster served the three runs"
         assert (kept["fails"].run_dir / "broker-1.log").exists(), "each run gets its slice of the node logs"
+        requests = (kept["fails"].run_dir / "broker-1" / "requests.log").read_text()
+        assert "orders-fails" in requests and "orders-rough" not in requests  # and of what clients sent
     finally:
         lane.close()
     fresh = {t.name: run(t) for t in (failing, clean)}

@@ -135,3 +135,39 @@ def test_a_finding_whose_replay_checked_clean_still_fails_the_patched_claim():
                                                                "replays": [2, 3]})
     with pytest.raises(ChaosFailure, match=r"explore found key-order in the patched profile .*/tmp/x/f"):
         chaos().expect(run)
+
+
+def test_chaos_explore_searches_from_the_test_and_judges_one_run_of_its_finding(tmp_path, monkeypatch):
+    """--chaos-explore: the search starts from this test; the run the claim judges replays the finding."""
+    import json as _json
+    from types import SimpleNamespace
+
+    import chaoskit.explore.search as search
+    import chaoskit.suite.chaos as chaos_module
+
+    folder = tmp_path / "findings" / "key-order-abc"
+    folder.mkdir(parents=True)
+    (folder / "test.json").write_text(_json.dumps(ChaosTest("y-finding", seed=3, duration_s=5).to_json()))
+    seen = {}
+
+    class Explorer:
+        def __init__(self, settings):
+            seen["settings"] = settings
+
+        def run(self):
+            finding = SimpleNamespace(check="key-order", folder=folder, replays=(3, 3))
+            return SimpleNamespace(runs=7, coverage=99, findings=[finding])
+
+    def fake_run(test, progress=False, keep=False):
+        seen["ran"] = test
+        return RunResult(test, "r9", tmp_path, Verdict({"key-order": CheckResult("key-order", False, {"anomalies": 1})}),
+                         None, {})
+
+    monkeypatch.setattr(search, "Explorer", Explorer)
+    monkeypatch.setattr(chaos_module, "run", fake_run)
+    c = chaos(explore_s=90.0, reports=tmp_path)
+    result = c.run()
+    s = seen["settings"]
+    assert (s.base.name, s.budget_s, s.seed, s.until) == ("y", 90.0, 7, "anomaly")
+    assert seen["ran"].name == "y-finding" and seen["ran"].replay == f"chaoskit run {folder / 'test.json'}"
+    assert result.stats["explore"]["finding"]["check"] == "key-order" and result.stats["explore"]["runs"] == 7
