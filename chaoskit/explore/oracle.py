@@ -11,7 +11,12 @@ Some steps cost data by design, and a search that reported them would bury its r
 - a shrink that removes partitions at once (KIP-694's immediate_delete), or after a delay that ends
   within the run, loses what nobody read of them by then: `lost-write` and `unseen` are excused.
 A shrink without a delay removes a partition only once the group drained it, and a delay past the
-run's end removes nothing while it runs: neither excuses anything. Nor do the unclean elections the
+run's end removes nothing while it runs: neither excuses anything.
+
+And a client is held only to what it claims (chaoskit.suite.guarantees): a check that judges a
+client-side guarantee (KIP-253's key order, its compaction tombstones, KIP-320's truncation
+detection, KIP-694's mode awareness) finds nothing against a client that does not claim it, as the
+suites report "not claimed" instead of failing. Nor do the unclean elections the
 `zombie-isr` story stages (its leader to its follower): with min.insync.replicas=2 they lose nothing
 in a system that keeps KIP-320's rule, so what they lose is a finding.
 """
@@ -27,6 +32,10 @@ JUDGED_AFTER_UNCLEAN = frozenset({"truncation-undetected", "duplicate", "coordin
 LOST_BY_REMOVAL = frozenset({"lost-write", "unseen"})
 UNCLEAN = "an unclean election of the run's topic loses what only the old leader had"
 UNCLEAN_PLACES = "every place of the value is on a partition elected uncleanly: its old records past the divergence are gone"
+NOT_CLAIMED = "the client does not claim {}"
+# the checks that judge a client-side guarantee (chaoskit.suite.guarantees)
+GUARANTEE_OF = {"key-order": "kip253-key-order", "moved-value-kept": "kip253-compaction",
+                "truncation-undetected": "kip320-truncation-detection", "write-to-readonly": "kip694-mode-awareness"}
 REMOVED = "a shrink removed partitions before the group read them (immediate, or a delay that ended in the run)"
 
 
@@ -41,11 +50,15 @@ def removes_unread(schedule: StepSchedule, run_end_s: float) -> bool:
 
 
 def excused(verdict: Mapping[str, Any], schedule: StepSchedule, coverage: RunCoverage, topics: set[str],
-            run_end_s: float) -> dict[str, str]:
-    """{check: why} for the anomalies of `verdict` (results.json's) this schedule's steps excuse."""
+            run_end_s: float, claims: frozenset[str] | None = None) -> dict[str, str]:
+    """{check: why} for the anomalies of `verdict` (results.json's) this schedule's steps excuse, and
+    those of a guarantee the client does not claim (`claims`; None: it claims every one)."""
     results = verdict.get("results") or {}
     anomalies = {name for name, r in results.items() if r.get("valid") is False}
     out: dict[str, str] = {}
+    if claims is not None:
+        out.update({c: NOT_CLAIMED.format(GUARANTEE_OF[c]) for c in anomalies
+                    if c in GUARANTEE_OF and GUARANTEE_OF[c] not in claims})
     if removes_unread(schedule, run_end_s):
         out.update({c: REMOVED for c in anomalies & LOST_BY_REMOVAL})
     guarded = {(e.value["topic"], e.value["elected"]["from"], e.value["elected"]["to"]) for e in coverage.events

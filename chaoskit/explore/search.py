@@ -150,6 +150,17 @@ def grammar_for(base: ChaosTest, faults: list[str] | None = None) -> Grammar:
                               base.brokers, collect(pm, "steps"), fixed)
 
 
+def client_claims(name: str) -> frozenset[str] | None:
+    """The guarantees the client claims (None when it is not installed: then it is held to all)."""
+    from chaoskit.pluginmanager import lookup
+    from chaoskit.suite.guarantees import claims_of
+
+    try:
+        return claims_of(lookup("clients", name))
+    except ValueError:
+        return None
+
+
 def base_schedule(base: ChaosTest, grammar: Grammar) -> StepSchedule | None:
     """The base test's own fault windows (a suite's story and its seeded faults) as a schedule."""
     schedule = schedule_for(base)
@@ -174,6 +185,7 @@ class Explorer:
         self.flaky: list[Finding] = []  # findings that failed in fewer than 2 of 3 replays once shrunk
         self._n = 0  # the next run's number
         self.topics = {t.name for t in settings.base.topics}
+        self.claims = client_claims(settings.base.client)
         self._began = 0.0
         self._elapsed_before = self.corpus.timeline[-1][0] if self.corpus.timeline else 0.0
 
@@ -272,7 +284,7 @@ class Explorer:
         anomalies = {name for name, r in (results.get("verdict") or {}).get("results", {}).items()
                      if r.get("valid") is False}
         why = excused(results.get("verdict") or {}, schedule, coverage, {t.name for t in test.topics},
-                      test.duration_s + test.drain_timeout_s)
+                      test.duration_s + test.drain_timeout_s, self.claims)
         error = error or results.get("error")
         findings = set() if error else anomalies - set(why)
         return Outcome(n, schedule, test, run_dir, results, coverage, findings, why, answer.get("seconds", 0.0), error)

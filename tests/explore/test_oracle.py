@@ -50,3 +50,11 @@ def test_the_unclean_election_the_zombie_isr_story_stages_excuses_nothing():
     assert excused(verdict("lost-write", "unseen"), StepSchedule(), staged, {"orders"}, 30) == {}
     other = RunCoverage(frozenset(), (story, Event(3.0, "election:unclean", "orders", 1, value=(2, 1))))
     assert set(excused(verdict("unseen"), StepSchedule(), other, {"orders"}, 30)) == {"unseen"}
+
+
+def test_a_client_is_held_only_to_the_guarantees_it_claims():
+    found = verdict("key-order", "truncation-undetected", "unseen")
+    stock = frozenset({"kip320-truncation-detection"})  # kafka-python's claim
+    assert excused(found, StepSchedule(), NONE, {"orders"}, 30, stock) == {
+        "key-order": "the client does not claim kip253-key-order"}
+    assert excused(found, StepSchedule(), NONE, {"orders"}, 30, None) == {}
