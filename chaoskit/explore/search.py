@@ -214,7 +214,7 @@ class Explorer:
                     self.corpus.findings.pop(f.check, None)
                     self.say(f"  {f.check} failed in {f.replays[0]} of {f.replays[1]} replays: kept as flaky "
                              f"({f.folder}), not a finding")
-                if not flaky or s.until != "anomaly" or self._elapsed() >= s.budget_s:
+                if not flaky or s.until != "anomaly" or self._spent() >= s.budget_s:
                     break
         finally:
             pool.close()
@@ -230,7 +230,7 @@ class Explorer:
         s = self.s
         pending: dict[Future[dict[str, Any]], tuple[int, StepSchedule, ChaosTest, str, list[str]]] = {}
         while True:
-            stop = self._elapsed() >= s.budget_s or (s.until == "anomaly" and self.findings)
+            stop = self._spent() >= s.budget_s or (s.until == "anomaly" and self.findings)
             while not stop and len(pending) < s.jobs:
                 n = self._n = max(self._n, self.corpus.runs)
                 self._n += 1
@@ -244,7 +244,12 @@ class Explorer:
                 self._arrived(future, *pending.pop(future))
 
     def _elapsed(self) -> float:
-        return self._elapsed_before + time.monotonic() - self._began
+        """Seconds of this explore, those before a resume included (the runs' `at_s`)."""
+        return self._elapsed_before + self._spent()
+
+    def _spent(self) -> float:
+        """Seconds since this run of the explore began: what its budget bounds (a resume gets a new one)."""
+        return time.monotonic() - self._began
 
     def _seed_of(self, n: int) -> int:
         return random.Random(f"{self.s.seed}/{n}/seed").getrandbits(31)

@@ -78,3 +78,33 @@ def test_a_kept_cluster_gives_each_schedule_the_verdict_a_fresh_one_gives(tmp_pa
         assert kept[name].valid == fresh[name].valid, name
     assert fresh["fails"].anomalies >= {"key-order"} and fresh["clean"].valid is True
     assert Path(lane.root).exists() and not list(Path(lane.root).glob("*/broker-1"))
+
+
+def test_a_killed_explore_loses_no_finding_and_resumes_where_it_stopped(tmp_path):
+    import os
+    import signal
+    import time
+
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(to_test(replace(MUTATED, reports=tmp_path / "reports"), StepSchedule((EXPAND,)), "kill",
+                                       3).to_json()))
+    out = tmp_path / "explore"
+    proc = subprocess.Popen(CLI + ["explore", str(base), "--seed", "6", "--budget", "10m", "--until", "budget",
+                                   "--no-shrink", "--out", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not list(out.glob("findings/key-order-*/run/history.jsonl")) and time.monotonic() < deadline:
+            time.sleep(0.5)  # the explore's own progress, polled: nothing to wait on but its folder
+        assert list(out.glob("findings/key-order-*")), "no finding within 180 s"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the explore and its lanes' workers, at once
+        proc.wait(30)
+    [folder] = out.glob("findings/key-order-*")
+    assert {"test.json", "schedule.txt", "verdict.json", "replay.txt"} <= {p.name for p in folder.iterdir()}
+    runs = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines() if x.strip()]
+    resumed = subprocess.run(CLI + ["explore", "--resume", str(out), "--budget", "1s", "--until", "budget"],
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr  # the old finding is known; nothing new was found
+    after = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines() if x.strip()]
+    assert [x["n"] for x in after[len(runs):]] == list(range(len(runs), len(after))) and len(after) > len(runs)

@@ -82,11 +82,11 @@ def test_the_search_starts_from_the_base_s_story_stops_at_its_finding_and_shrink
 def test_a_whole_budget_search_keeps_going_past_findings_and_can_resume(tmp_path, pool):
     s = settings(tmp_path, until="budget", budget_s=1e9, shrink=False)
     explorer = Explorer(s, lambda _: None, pool=pool)
-    explorer._elapsed = lambda: 1e10 if explorer.corpus.runs >= 6 else 0.0  # six runs' worth of budget
+    explorer._spent = lambda: 1e10 if explorer.corpus.runs >= 6 else 0.0  # six runs' worth of budget
     first = explorer.run()
     assert first.runs == 6 and [f.check for f in first.findings] == ["key-order"]
     resumed = Explorer(s, lambda _: None, pool=pool, resume=True)
-    resumed._elapsed = lambda: 1e10 if resumed.corpus.runs >= 9 else 0.0
+    resumed._spent = lambda: 1e10 if resumed.corpus.runs >= 9 else 0.0
     assert resumed.run().runs == 9
     names = [t.name for t in RecordedPool.runs[-3:]]
     assert names == ["xp-x6", "xp-x7", "xp-x8"]  # numbering carries on
@@ -96,7 +96,7 @@ def test_a_whole_budget_search_keeps_going_past_findings_and_can_resume(tmp_path
 def test_the_random_strategy_draws_every_schedule_afresh(tmp_path, pool):
     s = settings(tmp_path, strategy="random", until="budget", shrink=False)
     explorer = Explorer(s, lambda _: None, pool=pool)
-    explorer._elapsed = lambda: 1e10 if explorer.corpus.runs >= 4 else 0.0
+    explorer._spent = lambda: 1e10 if explorer.corpus.runs >= 4 else 0.0
     explorer.run()
     lines = [json.loads(x) for x in (tmp_path / "x" / "runs.jsonl").read_text().splitlines()]
     assert [x["parent"] for x in lines] == ["fresh"] * 4
@@ -133,7 +133,7 @@ def test_with_a_mutation_a_finding_is_its_catch_only_if_the_system_without_it_do
     s = settings(tmp_path, shrink=False, until="anomaly")
     s.base = replace(s.base, mutations=["linear-hashing"])
     explorer = Explorer(s, lambda _: None, pool=pool)
-    explorer._elapsed = lambda: 1e10 if explorer.corpus.runs >= 3 else 0.0
+    explorer._spent = lambda: 1e10 if explorer.corpus.runs >= 3 else 0.0
     result = explorer.run()
     controls = [t for t in RecordedPool.runs if not t.mutations]
     if only_mutated:  # the mutation's catch: the search stops at it
@@ -161,7 +161,7 @@ class OnceOnlyPool(RecordedPool):
 def test_a_finding_its_replays_do_not_bear_out_is_kept_as_flaky_and_the_search_goes_on(tmp_path, recorded):
     RecordedPool.runs = []
     explorer = Explorer(settings(tmp_path), lambda _: None, pool=OnceOnlyPool(recorded("rec-gates")))
-    explorer._elapsed = lambda: 1e10 if explorer.corpus.runs >= 3 else 0.0
+    explorer._spent = lambda: 1e10 if explorer.corpus.runs >= 3 else 0.0
     result = explorer.run()
     assert not result.findings and [f.check for f in result.flaky] == ["key-order"]
     assert result.flaky[0].replays == (0, 3) and result.runs == 3  # it searched on past run 0
