@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -45,7 +46,8 @@ def register(sub: Any) -> None:
                    help="coverage (keep and edit schedules that reached new states) or random (each drawn afresh)")
     p.add_argument("--until", choices=UNTIL, default="anomaly", help="stop at the first finding (anomaly) or run "
                                                                      "the whole budget")
-    p.add_argument("--jobs", type=int, default=1, help="runs at once, each on a cluster of its own (default 1)")
+    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                   help="runs at once, each on a cluster of its own (default: 2, or 1 on a one-core machine)")
     p.add_argument("--faults", help="only these faults in the grammar (comma-separated; default: every installed one)")
     p.add_argument("--no-shrink", action="store_true", help="keep findings as found")
     p.add_argument("--shrink-budget", default="10m", help="how long shrinking a finding may take (default 10m)")

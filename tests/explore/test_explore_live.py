@@ -30,7 +30,7 @@ def test_explore_finds_shrinks_and_writes_a_finding_that_replays_on_a_fresh_clus
                                .to_json()))
     out = tmp_path / "explore"
     done = subprocess.run(CLI + ["explore", str(base), "--seed", "5", "--budget", "90s", "--shrink-budget", "40s",
-                                 "--out", str(out)], capture_output=True, text=True, timeout=600)
+                                 "--jobs", "1", "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stdout + done.stderr  # a finding
     assert "FINDING key-order in run 0" in done.stdout and "replay: chaoskit run" in done.stdout
     [folder] = (out / "findings").iterdir()
@@ -90,7 +90,7 @@ def test_a_killed_explore_loses_no_finding_and_resumes_where_it_stopped(tmp_path
                                        3).to_json()))
     out = tmp_path / "explore"
     proc = subprocess.Popen(CLI + ["explore", str(base), "--seed", "6", "--budget", "10m", "--until", "budget",
-                                   "--no-shrink", "--out", str(out)], stdout=subprocess.DEVNULL,
+                                   "--no-shrink", "--jobs", "1", "--out", str(out)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 180
@@ -103,7 +103,7 @@ def test_a_killed_explore_loses_no_finding_and_resumes_where_it_stopped(tmp_path
     [folder] = out.glob("findings/key-order-*")
     assert {"test.json", "schedule.txt", "verdict.json", "replay.txt"} <= {p.name for p in folder.iterdir()}
     runs = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines() if x.strip()]
-    resumed = subprocess.run(CLI + ["explore", "--resume", str(out), "--budget", "1s", "--until", "budget"],
+    resumed = subprocess.run(CLI + ["explore", "--resume", str(out), "--budget", "1s", "--jobs", "1"],
                              capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr  # the old finding is known; nothing new was found
     after = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines() if x.strip()]
