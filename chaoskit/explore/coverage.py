@@ -18,7 +18,8 @@ run are the labels with a bucketed count (`election:clean#2`), each partition's 
 (`at-election:unclean:lagging`), a gate waiting while the group's coordinator moved, the pairs of
 faults open at once (`with:kill+latency`) and the pairs of consecutive events (`then:a>b`), which
 make a new order of the same events count. The verdict adds each check's evidence counts
-(bucketed) and the anomalies it found.
+(bucketed) and the anomalies it found; the topic's settings add themselves and each kind of step
+taken under them (`under:min.insync.replicas=2:fault:kill:coordinator`).
 """
 from __future__ import annotations
 
@@ -126,7 +127,17 @@ def of_run(run_dir: Path) -> RunCoverage:
                 events += log_events(log.read_text(errors="replace").splitlines(), table, float(anchor), topics)
     events.sort(key=lambda e: e.t)
     features = features_of(events, ops, topics) | verdict_features(results.get("verdict") or {})
+    features |= setting_features(test, events)
     return RunCoverage(frozenset(features), tuple(events))
+
+
+def setting_features(test: dict[str, Any], events: list[Event]) -> set[str]:
+    """The run's topic settings (what a topic promises: KIP-253 on or off, the ISR a write needs,
+    unclean elections, compaction) as states of their own, and each kind of step under each: a
+    schedule that reached a setting is kept, and its edits try the steps that matter there."""
+    settings = {f"{k}={v}" for t in test.get("topics", []) for k, v in (t.get("config") or {}).items()}
+    steps = {e.label.split("#")[0] for e in events if e.label.startswith("fault:")}
+    return {f"setting:{s}" for s in settings} | {f"under:{s}:{step}" for s in settings for step in steps}
 
 
 def log_events(lines: Iterable[str], table: list[tuple[re.Pattern[str], str]], anchor: float,

@@ -84,3 +84,9 @@ def test_the_verdict_adds_its_evidence_and_its_anomalies():
                            "unseen": {"valid": True, "counts": {"acked": 0}}}}
     assert cov.verdict_features(json.loads(json.dumps(verdict))) == {"evidence:key-order:moved_pairs#8-15",
                                                                      "anomaly:key-order"}
+
+
+def test_the_topic_s_settings_and_the_steps_under_them_are_states(recorded):
+    f = cov.of_run(recorded("rec-unclean")).features
+    assert {"setting:unclean.leader.election.enable=true", "setting:min.insync.replicas=1"} <= f
+    assert "under:unclean.leader.election.enable=true:fault:unclean-election:reading" in f
