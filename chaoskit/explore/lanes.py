@@ -6,9 +6,11 @@ mutations included); each test brings its own topics and consumer group (explore
 run), so nothing a run wrote is read by the next. Between runs the lane restores the cluster:
 every proxy enabled and every toxic removed, every node running and none paused, a controller
 elected, every broker registered and listing every other in its Metadata, the coordinators' topic
-fully replicated, and the run's topics deleted. A cluster that does not come back healthy is
-stopped and the next run starts a new one, so a fault's leftovers never reach another verdict
-(tests/explore/test_lanes.py holds a schedule to the same verdict on a fresh and a reused cluster).
+fully replicated and with as many partitions as it first had (a run that grew it, the guardrail
+turned off, leaves a cluster unlike a new one), and the run's topics deleted. A cluster that does
+not come back so is stopped and the next run starts a new one, so a fault's leftovers never reach
+another verdict (tests/explore/test_explore_live.py holds a schedule to the same verdict on a fresh
+and a reused cluster).
 Each run gets the slice of every node log (and of each broker's log of what clients sent) written
 while it ran, in its own folder, as a run on a cluster of its own would.
 """
@@ -42,6 +44,7 @@ class Lane:
         self.runs = 0  # runs on the current cluster
         self.started = 0  # clusters started in all
         self._marks: dict[str, int] = {}
+        self.offsets_partitions = 0  # the coordinators' topic's partition count, as the first run left it
 
     # --- the runner's side -----------------------------------------------------------------------------
     def cluster_for(self, test: ChaosTest) -> Any:
@@ -60,6 +63,7 @@ class Lane:
                 cluster.stop()
                 raise
             self.cluster, self.key, self.runs = cluster, key, 0
+            self.offsets_partitions = 0
             self.started += 1
         self.runs += 1
         self._marks = {str(path): _size(path) for path in self._logs()}
@@ -109,7 +113,13 @@ class Lane:
         cluster.wait_for_controller(HEALTHY_WITHIN_S)
         for broker in cluster.brokers.values():
             cluster.wait_for_metadata(broker, HEALTHY_WITHIN_S)
-        if cluster.view.assignment(OFFSETS_TOPIC):
+        offsets = cluster.view.assignment(OFFSETS_TOPIC)
+        if offsets:
+            # a run that grew the coordinators' topic (the guardrail turned off) would hand the next
+            # runs a cluster unlike a new one: their groups placed by another count
+            self.offsets_partitions = self.offsets_partitions or len(offsets)
+            if len(offsets) != self.offsets_partitions:
+                raise RuntimeError(f"{OFFSETS_TOPIC} has {len(offsets)} partitions, not {self.offsets_partitions}")
             cluster.wait_until_replicated(OFFSETS_TOPIC, HEALTHY_WITHIN_S)
         with AdminClient(cluster.bootstrap_servers) as admin:
             gone = admin.delete_topics(topics)
