@@ -24,6 +24,7 @@ from chaoskit.explore.steps import QUIET_END_S, Step, StepSchedule
 
 MAX_PARTITIONS = 16
 DRAWS = 4  # kinds tried for one step before the time is left without one
+MAX_RUN_FACTOR = 3.0  # a run with a staged story lasts at most this many times the base's duration
 INF = math.inf
 BROKER, CONTROLLER = "broker", "controller"
 
@@ -273,7 +274,7 @@ def builtin_kinds() -> dict[str, StepKind]:
                                                             "which": r.choice(["all", "one"])}),
         # the staged stories weigh more: each is a whole sequence of steps the search would rarely compose
         _story("unclean-election", 2.0, 3.0, 5.0, _unclean_params, hold_s=12.0, needs=unclean_allowed),
-        _story("zombie-rejoin", 0.8, 4.0, 6.0, lambda r: {"step_timeout_s": 10, "rejoin_timeout_s": 6}, hold_s=20.0),
+        _story("zombie-rejoin", 0.8, 4.0, 6.0, lambda r: {"step_timeout_s": 15, "rejoin_timeout_s": 6}, hold_s=25.0),
         _story("zombie-isr", 1.5, 4.0, 6.0, lambda r: {"solo_s": r.choice([1, 2]), "step_timeout_s": 12}, hold_s=20.0,
                needs=min_isr_guarded),
     ]
@@ -386,6 +387,13 @@ class Grammar:
 
     def valid(self, schedule: StepSchedule) -> bool:
         return len(self.repaired(schedule).steps) == len(schedule.steps)
+
+    def run_length(self, schedule: StepSchedule) -> float:
+        """How long a run of `schedule` lasts: the base's duration, or longer when a staged story would
+        still be waiting on the workload's writes at its end (each kind's `hold_s` past its window),
+        at most MAX_RUN_FACTOR times the base's. Most runs stay short; a story gets the run it needs."""
+        ends = [s.stop_s + self.kinds[s.fault].hold_s + QUIET_END_S for s in schedule.steps if s.fault in self.kinds]
+        return round(min(max([self.duration_s, *ends]), self.duration_s * MAX_RUN_FACTOR), 1)
 
     def model_at(self, schedule: StepSchedule, t: float) -> Model:
         """The model as the schedule's steps before `t` leave it."""

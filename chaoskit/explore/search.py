@@ -275,7 +275,7 @@ class Explorer:
     def test_of(self, schedule: StepSchedule, n: int, seed: int, tag: str = "") -> ChaosTest:
         """Run n's test (a replay of it: `tag`): its own topics and group, its folder in the explore's."""
         return to_test(self.s.base, schedule, f"{self.s.base.name}-x{n}{tag}", seed, suffix=f"-x{n}{tag}",
-                       reports=self.s.out)
+                       reports=self.s.out, duration_s=self.grammar.run_length(schedule))
 
     # --- a run's outcome ----------------------------------------------------------------------------------
     def outcome(self, n: int, schedule: StepSchedule, test: ChaosTest, answer: dict[str, Any] | None,
@@ -323,7 +323,7 @@ class Explorer:
         """A new kind of finding: its folder written now, before anything else can go wrong."""
         folder = self.corpus.finding_dir(check, out.schedule)
         write_finding(folder, self.s.base, out.schedule, out.test.seed, out.results, check, "found",
-                      run_dir=out.run_dir)
+                      run_dir=out.run_dir, duration_s=out.test.duration_s)
         finding = Finding(check, folder, out.schedule, out.n, self._elapsed(), results=out.results, unmutated=unmutated)
         if unmutated:  # the system's own anomaly: kept and reported, but no catch of the mutations
             self.unmutated.append(finding)
@@ -357,11 +357,13 @@ class Explorer:
 
 
 def write_finding(folder: Path, base: ChaosTest, schedule: StepSchedule, seed: int, results: dict[str, Any],
-                  check: str, stage: str, replays: tuple[int, int] | None = None, run_dir: Path | None = None) -> None:
+                  check: str, stage: str, replays: tuple[int, int] | None = None, run_dir: Path | None = None,
+                  duration_s: float | None = None) -> None:
     """A finding's folder: test.json (replayable), schedule.txt, verdict.json, replay.txt and run/ (the
     failing run's folder, which the witnesses' op numbers refer to). As first found, all of it also
     goes to found/."""
-    test = to_test(base, schedule, f"{base.name}-finding", seed, reports=base.reports)
+    test = to_test(base, schedule, f"{base.name}-finding", seed, reports=base.reports,
+                   duration_s=duration_s or base.duration_s)
     how = f"failed in {replays[0]} of {replays[1]} replays" if replays else "as found (not yet replayed)"
     verdict = results.get("verdict") or {}
     files = {TEST_FILE: json.dumps(test.to_json(), indent=1) + "\n",

@@ -88,7 +88,7 @@ class Shrinker:
         if results:
             self.results = results
         write_finding(self.finding.folder, self.explorer.s.base, self.best, self.seed, self.results,
-                      self.finding.check, stage, self.best_replays, run_dir)
+                      self.finding.check, stage, self.best_replays, run_dir, self.explorer.grammar.run_length(self.best))
 
     # --- the passes ------------------------------------------------------------------------------------------
     def steps(self) -> None:

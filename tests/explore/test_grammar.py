@@ -91,3 +91,11 @@ def test_the_model_at_a_time_is_what_the_steps_before_it_leave(grammar: Grammar)
 def test_settings_the_base_sets_are_never_drawn():
     g = Grammar.for_faults(["kill"], {"orders": 4}, 10.0, fixed={"min.insync.replicas": "2"})
     assert all("min.insync.replicas" not in g.random_schedule(random.Random(s)).settings for s in range(10))
+
+
+def test_a_run_lasts_the_base_s_time_or_what_its_staged_story_needs(grammar: Grammar):
+    assert grammar.run_length(StepSchedule((expand(1, 6),))) == grammar.duration_s
+    story = Step("unclean-election", 6.0, 4.0, "leader-of:orders/0", {})
+    assert grammar.run_length(StepSchedule((story,), {"unclean.leader.election.enable": "true"})) == 6 + 4 + 12 + 2
+    late = Step("zombie-rejoin", 9.0, 6.0, "leader-of:orders/0", {})
+    assert grammar.run_length(StepSchedule((late,))) == 3 * grammar.duration_s  # at most three times the base's
