@@ -274,7 +274,9 @@ def builtin_kinds() -> dict[str, StepKind]:
                                                             "which": r.choice(["all", "one"])}),
         # the staged stories weigh more: each is a whole sequence of steps the search would rarely compose
         _story("unclean-election", 2.0, 3.0, 5.0, _unclean_params, hold_s=12.0, needs=unclean_allowed),
-        _story("zombie-rejoin", 0.8, 4.0, 6.0, lambda r: {"step_timeout_s": 15, "rejoin_timeout_s": 6}, hold_s=25.0),
+        _story("zombie-rejoin", 0.8, 4.0, 6.0, lambda r: {"step_timeout_s": 15, "rejoin_timeout_s": 6,
+                                                          **({"consumers": "after"} if r.random() < 0.7 else {})},
+               hold_s=25.0),
         _story("zombie-isr", 1.5, 4.0, 6.0, lambda r: {"solo_s": r.choice([1, 2]), "step_timeout_s": 12}, hold_s=20.0,
                needs=min_isr_guarded),
     ]

@@ -30,7 +30,10 @@ window's pick) and M (the other follower).
 The stop restarts L and M. Each step waits on the cluster's state (the partition znode, Z's
 registration, log ends asked with Kafka's debugging replica id) and records how long it took.
 Params: `rejoin_timeout_s` (8), `step_timeout_s` (30), `in_flight` (records the fault writes to
-L past M's log end before L is killed, 1).
+L past M's log end before L is killed, 1), `consumers`: `after` holds the workload's consumers for
+the whole story (they leave their group, as `clients leave` does) and lets them go once Z leads,
+so they read what the story wrote from Z, as a group started after the outage would (the zombie
+suite's group joins at the end of its run for the same reason); absent, they read along.
 """
 from __future__ import annotations
 
@@ -48,7 +51,7 @@ from chaoskit_plugins.faults.zombie_isr import zombie_first
 
 class ZombieRejoinFault(WindowedFault):
     name = "zombie-rejoin"
-    PARAMS = {"rejoin_timeout_s", "step_timeout_s", "in_flight"}
+    PARAMS = {"rejoin_timeout_s", "step_timeout_s", "in_flight", "consumers"}
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         check_params(self.name, params, self.PARAMS)
@@ -64,11 +67,21 @@ class ZombieRejoinFault(WindowedFault):
         state: dict[str, Any] = {
             "topic": topic, "partition": partition, "leader": leader.broker_id, "zombie": zombie.broker_id,
             "other": other.broker_id, "steps": [], "zk_links": zookeeper_links(ctx, zombie)}
+        if params.get("consumers") not in (None, "after"):
+            raise ValueError(f"zombie-rejoin: consumers {params['consumers']!r} is not after")
+        held = [c for c in ctx.clients if hasattr(c, "hold") and hasattr(c, "restart_consumer")] \
+            if params.get("consumers") == "after" else []
+        for c in held:  # they leave the group now and read again from their commits once Z leads
+            c.hold()
+            c.restart_consumer()
         try:
             _Story(self, state, params, leader, zombie, other).play()
         except BaseException:
             self.stop(state)  # a story cut short heals here: the executor has no state to stop it with
             raise
+        finally:
+            for c in held:
+                c.release()
         return state
 
     def stop(self, state: dict[str, Any]) -> dict[str, Any]:
