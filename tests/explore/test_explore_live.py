@@ -55,7 +55,7 @@ def test_explore_finds_shrinks_and_writes_a_finding_that_replays_on_a_fresh_clus
 
 
 def test_a_kept_cluster_gives_each_schedule_the_verdict_a_fresh_one_gives(tmp_path):
-    base = replace(MUTATED, reports=tmp_path)
+    base = replace(MUTATED, reports=tmp_path, duration_s=6.0)
     failing = to_test(base, StepSchedule((EXPAND,)), "fails", 11)
     # a kill and a partition first leave the kept cluster to be restored before the others run on it
     rough = to_test(base, ROUGH, "rough", 12)
