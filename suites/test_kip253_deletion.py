@@ -83,11 +83,11 @@ def test_key_order_across_deletion_long(chaos):
 
 # grow to 8, shrink to 6 once a marked partition holds records, kill a leader, drain the marked ones
 # by DeleteRecords once the group committed them, fail the controller while it removes them, grow again
-DRAIN = [admin_step(0.1, "expand", 8), admin_step(0.25, "shrink", 6, written_within_s=4),
+DRAIN = [admin_step(0.1, "expand", 8), admin_step(0.25, "shrink", 6, written_within_s=8),
          {"at": 0.3, "fault": "kill", "target": f"leader-of:{TOPIC}/0", "window_s": 1.5},
          {"at": 0.35, "fault": "delete-records", "target": "client", "window_s": 0.5,
-          "params": {"topic": TOPIC, "committed_within_s": 10}},
-         controller_failover(0.5), admin_step(0.75, "expand", 8, removed_within_s=10)]
+          "params": {"topic": TOPIC, "committed_within_s": 14}},
+         controller_failover(0.5), admin_step(0.75, "expand", 8, removed_within_s=12)]
 
 
 def drained_then_regrown(history: str) -> tuple[dict[int, int], list[tuple[str, int, int, int]]]:
@@ -120,7 +120,7 @@ def test_drained_partitions_go_and_come_back_under_faults(chaos):
 # has read what a quiet spell lets expire
 RETENTION = {"retention.ms": "10000"}
 RETENTION_CHECKS = {"log.retention.check.interval.ms": 500}
-RETAINED = [admin_step(0.1, "expand", 8), admin_step(0.25, "shrink", 6, written_within_s=4),
+RETAINED = [admin_step(0.1, "expand", 8), admin_step(0.25, "shrink", 6, written_within_s=8),
             {"at": 0.3, "fault": "kill", "target": f"leader-of:{TOPIC}/0", "window_s": 1.5},
             controller_failover(0.55), admin_step(0.8, "expand", 8, removed_within_s=10)]
 

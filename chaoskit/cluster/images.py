@@ -37,6 +37,7 @@ DOCKER_DIR = PROJECT_ROOT / "docker"
 RUNTIME_REQUIREMENTS = ("kafka-python", "crc32c", "kazoo", "psutil", "pluggy")
 # the project files the node image installs; a change to any of them makes a new node image
 PROJECT_INPUTS = ("pyproject.toml", "setup.py", "README.md", "chaoskit", "plugins")
+LOCK_PATH = Path(tempfile.gettempdir()) / "chaoskit-images.lock"
 
 Say = Callable[[str], None]
 
@@ -128,6 +129,9 @@ def _build(client: Any, spec: ImageSpec, tag: str, digest: str, buildargs: dict[
             log.write(f"=== building {tag} ({spec.dockerfile}, args {buildargs})\n")
             for chunk in client.api.build(path=str(ctx), dockerfile=spec.dockerfile, tag=tag, buildargs=buildargs,
                                           rm=True, forcerm=True, decode=True,
+                                          # a light share of the CPU when it is contended: a build
+                                          # beside running clusters must not starve their timing
+                                          container_limits={"cpushares": 256},
                                           labels={LABEL: spec.name, INPUTS_LABEL: digest}):
                 text = chunk.get("stream") or chunk.get("status") or ""
                 if text:
@@ -185,9 +189,23 @@ def base_image(client: Any, wanted: str | None, say: Say, log_path: Path) -> tup
 
 def build_images(client: Any, base: str | None = None, say: Say | None = None,
                  log_path: Path | None = None) -> dict[str, str]:
-    """Every image, built only where its input hash has no image yet; {name: tag}."""
+    """Every image, built only where its input hash has no image yet; {name: tag}. One build at a
+    time on a machine: a second waits for the first (an early build in the background, a test suite's
+    clusters) and then finds its images made."""
+    import fcntl
+
     say = say or (lambda text: None)
     log_path = log_path or Path(tempfile.gettempdir()) / "chaoskit-images-build.log"
+    with open(LOCK_PATH, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"another chaoskit is building the images ({LOCK_PATH} is held); waiting for it")
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released by the OS when that process ends, however
+        return _build_all(client, base, say, log_path)
+
+
+def _build_all(client: Any, base: str | None, say: Say, log_path: Path) -> dict[str, str]:
     base_ref, parent_id = base_image(client, base, say, log_path)
     ids = {"<base>": parent_id}
     tags: dict[str, str] = {}

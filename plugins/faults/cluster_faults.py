@@ -309,6 +309,17 @@ ADMIN_RETRY_S = 30.0
 CURRENT_WITHIN_S = 10.0
 
 
+def retry_until_refused(attempt: Any, refused: list[Exception], within_s: float, what: str) -> Any:
+    """`attempt()` every half second until it returns something (its errors are "not yet"), for up
+    to `within_s`; a refusal it appends to `refused` ends the retries at once and is raised."""
+    try:
+        return wait_for(attempt, within_s, what, interval=0.5, abort=lambda: "refused" if refused else None)
+    except NotReady:
+        if refused:
+            raise refused[0] from None
+        raise
+
+
 def current_topic(admin: Any, cluster: Any, topic: str, within_s: float = CURRENT_WITHIN_S) -> Any:
     """`topic` as Metadata shows it, once the broker asked agrees with ZooKeeper on its partitions,
     undeleted count and marked partitions. A broker a fault cut off from the controller answers from
@@ -447,13 +458,7 @@ class AdminFault(WindowedFault):
                 admin.start_from_next_broker()
                 raise
 
-        try:
-            return wait_for(attempt, ADMIN_RETRY_S, f"admin: {op} {topic} to {count} partitions", interval=0.5,
-                            abort=lambda: "refused" if refused else None)[0]
-        except NotReady:
-            if refused:
-                raise refused[0] from None
-            raise
+        return retry_until_refused(attempt, refused, ADMIN_RETRY_S, f"admin: {op} {topic} to {count} partitions")[0]
 
     def _await_records(self, topic: str, partitions: range, timeout_s: float, records: int = 1) -> None:
         """At least `records` acknowledged records (high watermarks, summed) on the partitions the

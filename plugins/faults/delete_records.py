@@ -12,8 +12,9 @@ deletes each one's records before the committed offset. It never deletes what th
 A partition the group has not committed to its end in time is left as it is (named in the op's
 `resolved.waiting`): its records stay until the group reads them. The start raises when no
 partition was marked, so a suite whose step found nothing to drain does not pass for one that did.
-It records a `delete-records` op (process "admin") per partition deleted: ok with the new log
-start, or info with the error (the deletion may have happened).
+A partition whose leader is away (killed, cut off, moving) is retried for up to 10 s. It records a
+`delete-records` op (process "admin") per partition deleted: ok with the new log start, or info with
+the error (the deletion may have happened).
 """
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ from typing import Any, Mapping
 
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
-from chaoskit_plugins.faults.cluster_faults import current_topic, replica_offset
+from chaoskit_plugins.faults.cluster_faults import current_topic, replica_offset, retry_until_refused
 from chaoskit.protocol.zk_layout import NO_LEADER
+
+RETRY_S = 10.0  # how long one partition's DeleteRecords is retried while its leader is away
 
 
 class DeleteRecordsFault(WindowedFault):
@@ -52,7 +55,7 @@ class DeleteRecordsFault(WindowedFault):
                       "value": {"before": offset}}
                 self.record({**op, "type": "invoke"})
                 try:
-                    deleted[partition] = admin.delete_records(topic, {partition: offset})[partition]
+                    deleted[partition] = self._delete(admin, topic, partition, offset)
                 except Exception as e:  # noqa: BLE001 -- recorded; the others are still drained
                     self.record({**op, "type": "info", "error": f"{type(e).__name__}: {e}"})
                     continue
@@ -60,6 +63,29 @@ class DeleteRecordsFault(WindowedFault):
         waiting = [p for p in marked if p not in committed]
         return {"topic": topic, "marked": marked, "deleted": deleted, "waiting": waiting,
                 **({"why": why} if waiting else {})}
+
+    @staticmethod
+    def _delete(admin: Any, topic: str, partition: int, offset: int) -> int:
+        """DeleteRecords on one partition, retried while its leader is away (killed, cut off, moving:
+        a closed connection or a retriable error); the new log start. A definite refusal raises."""
+        from chaoskit.client.admin import AdminError
+        from chaoskit.protocol.wire_client import WireError
+
+        refused: list[Exception] = []
+
+        def attempt() -> tuple[int] | None:
+            try:
+                return (admin.delete_records(topic, {partition: offset})[partition],)
+            except AdminError as e:
+                if not e.retriable:
+                    refused.append(e)
+                    return None
+            except WireError:
+                pass
+            admin.metadata([topic])  # the leader may have moved: ask again before the next try
+            return None
+
+        return retry_until_refused(attempt, refused, RETRY_S, f"DeleteRecords on {topic}-{partition}")[0]
 
     def _await_commits(self, topic: str, partitions: list[int], timeout_s: float) -> tuple[dict[int, int], str]:
         """{partition: committed offset} for each partition the group committed to its high

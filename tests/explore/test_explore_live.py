@@ -9,6 +9,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from chaoskit.cluster.reaper import run_processes
 from chaoskit.explore.lanes import Lane
 from chaoskit.explore.steps import Step, StepSchedule, default_base, to_test
@@ -29,7 +31,7 @@ def test_explore_finds_shrinks_and_writes_a_finding_that_replays_on_a_fresh_clus
     base.write_text(json.dumps(to_test(replace(MUTATED, reports=tmp_path / "reports"), schedule, "smoke", 3)
                                .to_json()))
     out = tmp_path / "explore"
-    done = subprocess.run(CLI + ["explore", str(base), "--seed", "5", "--budget", "90s", "--shrink-budget", "40s",
+    done = subprocess.run(CLI + ["explore", str(base), "--seed", "5", "--budget", "90s", "--shrink-budget", "20s",
                                  "--jobs", "1", "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stdout + done.stderr  # a finding
     assert "FINDING key-order in run 0" in done.stdout and "replay: chaoskit run" in done.stdout
@@ -80,6 +82,7 @@ def test_a_kept_cluster_gives_each_schedule_the_verdict_a_fresh_one_gives(tmp_pa
     assert Path(lane.root).exists() and not list(Path(lane.root).glob("*/broker-1"))
 
 
+@pytest.mark.nightly  # CI time: the search and its shrink are shown by the first test
 def test_a_killed_explore_loses_no_finding_and_resumes_where_it_stopped(tmp_path):
     import os
     import signal
