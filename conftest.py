@@ -40,6 +40,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     import os
+    import shutil
     import subprocess
     import sys
 
@@ -57,8 +58,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     log.parent.mkdir(exist_ok=True)
     log.write_text("")
     with open(log, "a") as out:  # appended to by the build's own log as well
+        # idle I/O priority too: debootstrap and the layers' writes otherwise slow the tests' disks
+        idle_io = ["ionice", "-c3"] if shutil.which("ionice") else []
         session.config.stash[EARLY_BUILD] = subprocess.Popen(
-            [sys.executable, "-c", "import os, sys; os.nice(10); from chaoskit.cli import main; sys.exit(main())",
+            idle_io + [sys.executable, "-c", "import os, sys; os.nice(10); from chaoskit.cli import main; sys.exit(main())",
              "images", "build", "--log", str(log)], stdout=out, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True)
 

@@ -7,7 +7,7 @@ caught as `unseen`. Both sides send KIP-694's request: the partitions to delete 
 active controller fails as the topic grows and as the delay ends (the removal is finished by the
 next one).
 
-`test_reduction_of_a_topic_without_ordered_delivery` runs the same story on a topic that sets
+`test_reduction_of_a_topic_without_ordered_delivery` (nightly) runs the same story on a topic that sets
 `enable.ordered.delivery=false`: KIP-253's partition count check is off there, so the broker's
 refusal of a Produce to a ReadOnly partition (KIP-694) is all that keeps a producer whose metadata
 is a few seconds old from writing to a partition being removed: `write-to-readonly` catches its
@@ -68,7 +68,10 @@ def test_reduction_loses_nothing(chaos):
     chaos.expect(_run(chaos, 40), unpatched={"unseen"}, evidence=chaos.pick(**EVIDENCE))
 
 
-# patched only: the unpatched side removes at once whatever the topic's setting, as the case above shows
+# patched only: the unpatched side removes at once whatever the topic's setting, as the case above shows;
+# nightly: a producer held on a ReadOnly partition until the removal may leave no displaced send to
+# judge (unknown, seed 2027285540), and CI time
+@pytest.mark.nightly
 @pytest.mark.chaos(faults=mix([], LEADER_ISOLATION, mean_interval_s=5), workload="keyed-sequences", duration=20,
                    epic="KIP-694", feature="partition reduction of a topic without ordered delivery",
                    severity="normal", guarantee="kip694-mode-awareness", profiles=("patched",))

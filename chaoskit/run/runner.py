@@ -42,6 +42,7 @@ from chaoskit.run.workers import WorkerPool
 
 log = logging.getLogger("chaoskit.runner")
 SLACK_S = 120  # past its duration, how long the workload and the schedule may take to wind down
+CLOSE_WAIT_S = 60  # how long the clients' closes may take before the run goes on without them
 
 
 @dataclass
@@ -206,9 +207,22 @@ def roles_set_up(parts: Parts) -> Iterator[None]:
         try:
             parts.nemesis.teardown(live)
         finally:
-            for client in clients.values():
-                _quietly(client.teardown, live)
-                _quietly(client.close, live)
+            _close_all(list(clients.values()), live)
+
+
+def _close_all(clients: list[Client], live: Run) -> None:
+    """Each client torn down and closed, all at once: a stock producer's close waits for its pending
+    sends (to a leader gone, a partition removed) for seconds, which one after the other add up."""
+    def close(client: Client) -> None:
+        _quietly(client.teardown, live)
+        _quietly(client.close, live)
+
+    threads = [threading.Thread(target=close, args=(c,), name=f"close-{i}", daemon=True) for i, c in enumerate(clients)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
 
 
 def _quietly(step: Any, live: Run) -> None:
