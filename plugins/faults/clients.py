@@ -23,6 +23,11 @@ from typing import Any, Mapping
 
 from chaoskit.nemesis.base import WindowedFault, check_params
 
+
+def restartable(clients: list[Any]) -> list[Any]:
+    """The clients that can be held and whose consumer can leave its group and come back."""
+    return [c for c in clients if hasattr(c, "hold") and hasattr(c, "restart_consumer")]
+
 ACTIONS = ("idle", "leave", "restart", "stop-producers")
 
 
@@ -49,7 +54,7 @@ class ClientsFault(WindowedFault):
         return {"action": action, "processes": sorted(c.process for c in chosen)}
 
     def _chosen(self, producers: bool, which: str, pick: int) -> list[Any]:
-        able = [c for c in self.context.clients if hasattr(c, "hold") and hasattr(c, "restart_consumer")]
+        able = restartable(self.context.clients)
         role = [c for c in able if (c.produces if producers else c.consumes)] or able
         if which == "one" and role:
             return [sorted(role, key=lambda c: c.process)[pick % len(role)]]

@@ -45,6 +45,7 @@ from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit.protocol.records import build_batch
 from chaoskit.protocol.requests import DEBUGGING_REPLICA_ID, nemesis_client, produce
+from chaoskit_plugins.faults.clients import restartable
 from chaoskit_plugins.faults.cluster_faults import answered_offset, led_partition, replica_offset, zookeeper_links
 from chaoskit_plugins.faults.zombie_isr import zombie_first
 
@@ -69,8 +70,7 @@ class ZombieRejoinFault(WindowedFault):
             "other": other.broker_id, "steps": [], "zk_links": zookeeper_links(ctx, zombie)}
         if params.get("consumers") not in (None, "after"):
             raise ValueError(f"zombie-rejoin: consumers {params['consumers']!r} is not after")
-        held = [c for c in ctx.clients if hasattr(c, "hold") and hasattr(c, "restart_consumer")] \
-            if params.get("consumers") == "after" else []
+        held = restartable(ctx.clients) if params.get("consumers") == "after" else []
         for c in held:  # they leave the group now and read again from their commits once Z leads
             c.hold()
             c.restart_consumer()
