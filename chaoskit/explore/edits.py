@@ -20,12 +20,13 @@ Edit = Callable[[random.Random, StepSchedule, Grammar], "StepSchedule | None"]
 
 
 def insert(rng: random.Random, s: StepSchedule, g: Grammar) -> StepSchedule | None:
-    """A new step at a random time, drawn in the state the steps before it leave."""
+    """A new step at a random time, drawn in the state the steps before it leave (with the settings
+    its kind needs: an inserted zombie-isr story sets min.insync.replicas=2 and unclean elections)."""
     if len(s.steps) >= MAX_STEPS:
         return None
     t = round(rng.uniform(0.3, g.last_start_s), 2)
     step = g.draw_step(rng, g.model_at(s, t), t)
-    return None if step is None else s.with_steps([*s.steps, step])
+    return None if step is None else g.with_step(s, step)
 
 
 def delete(rng: random.Random, s: StepSchedule, g: Grammar) -> StepSchedule | None:

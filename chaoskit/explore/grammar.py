@@ -83,7 +83,8 @@ class StepKind:
     is valid in `model` (None when none is), `check(step, model)` says whether a given step still is
     (after an edit), `apply(step, model)` is what the step changes. `takes_down` names what it stops
     (BROKER, CONTROLLER or None) and `hold_s` how long past its window it may keep it (a story
-    that waits on the cluster)."""
+    that waits on the cluster). `settings` are the topic settings the step needs: drawing it brings
+    them onto the schedule (a story drawn is a story run, not one its settings rule out)."""
 
     fault: str
     weight: float
@@ -92,6 +93,10 @@ class StepKind:
     apply: Callable[[Step, Model], None] = lambda step, model: None
     takes_down: str | None = None
     hold_s: float = 0.0
+    settings: Mapping[str, str] = field(default_factory=dict)
+
+    def settled(self, model: Model) -> bool:
+        return all(model.settings.get(k) == v for k, v in self.settings.items())
 
 
 # --- targets ------------------------------------------------------------------------------------------
@@ -221,25 +226,20 @@ def _expand_batch_check(step: Step, model: Model) -> bool:
 
 
 def _story(fault: str, weight: float, lo: float, hi: float, params: Callable[[random.Random], dict],
-           hold_s: float, needs: Callable[[Model], bool] = lambda model: True) -> StepKind:
+           hold_s: float, settings: Mapping[str, str] | None = None) -> StepKind:
     """A staged story on one explored partition (its leader's election, a zombie's rejoin), valid
-    where `needs` holds (an unclean election needs the topic to allow one)."""
+    where the topic has `settings` (an unclean election needs the topic to allow one)."""
     def draw(rng: random.Random, model: Model, t: float) -> Step | None:
         targets = partition_targets(model, t, ("leader-of",))
-        if not targets or not needs(model):
+        if not targets:
             return None
         return Step(fault, t, _window(rng, lo, hi), rng.choice(targets), params(rng), rng.getrandbits(31))
-    return StepKind(fault, weight, draw, check=lambda s, m: needs(m) and target_exists(s.target, m, s.at_s),
-                    takes_down=BROKER, hold_s=hold_s)
+    kind = StepKind(fault, weight, draw, takes_down=BROKER, hold_s=hold_s, settings=dict(settings or {}))
+    return replace(kind, check=lambda s, m: kind.settled(m) and target_exists(s.target, m, s.at_s))
 
 
-def unclean_allowed(model: Model) -> bool:
-    return model.settings.get("unclean.leader.election.enable") == "true"
-
-
-def min_isr_guarded(model: Model) -> bool:
-    """Unclean elections allowed, and every acks=all write held by two in-sync replicas."""
-    return unclean_allowed(model) and model.settings.get("min.insync.replicas") == "2"
+UNCLEAN = {"unclean.leader.election.enable": "true"}
+MIN_ISR_GUARDED = {**UNCLEAN, "min.insync.replicas": "2"}  # every acks=all write held by two in-sync replicas
 
 
 def _unclean_params(rng: random.Random) -> dict[str, Any]:
@@ -273,12 +273,12 @@ def builtin_kinds() -> dict[str, StepKind]:
                                                                                 "stop-producers"]),
                                                             "which": r.choice(["all", "one"])}),
         # the staged stories weigh more: each is a whole sequence of steps the search would rarely compose
-        _story("unclean-election", 2.0, 3.0, 5.0, _unclean_params, hold_s=12.0, needs=unclean_allowed),
+        _story("unclean-election", 2.0, 3.0, 5.0, _unclean_params, hold_s=12.0, settings=UNCLEAN),
         _story("zombie-rejoin", 0.8, 4.0, 6.0, lambda r: {"step_timeout_s": 15, "rejoin_timeout_s": 6,
                                                           **({"consumers": "after"} if r.random() < 0.7 else {})},
                hold_s=25.0),
         _story("zombie-isr", 1.5, 4.0, 6.0, lambda r: {"solo_s": r.choice([1, 2]), "step_timeout_s": 12}, hold_s=20.0,
-               needs=min_isr_guarded),
+               settings=MIN_ISR_GUARDED),
     ]
     return {k.fault: k for k in kinds}
 
@@ -328,7 +328,7 @@ class Grammar:
         return cls(kinds, dict(topics), duration_s, brokers, dict(fixed or {}))
 
     def model(self, settings: Mapping[str, str]) -> Model:
-        return Model.start(self.topics, self.duration_s, self.brokers, settings)
+        return Model.start(self.topics, self.duration_s, self.brokers, {**self.fixed, **settings})
 
     @property
     def setting_names(self) -> list[str]:
@@ -338,30 +338,45 @@ class Grammar:
     def settings(self, rng: random.Random) -> dict[str, str]:
         return draw_settings(rng, self.setting_names)
 
+    def can_settle(self, kind: StepKind, settings: Mapping[str, str]) -> bool:
+        """Whether a schedule with `settings` can take the settings `kind` needs: each already set so,
+        or one a schedule may change and not set otherwise."""
+        return all(settings.get(k) == v or (k in self.setting_names and k not in settings)
+                   for k, v in kind.settings.items())
+
     def draw_step(self, rng: random.Random, model: Model, t: float) -> Step | None:
-        """A step opening at `t`, valid in `model` (None if the kind drawn has none valid then)."""
-        kinds = [k for k in self.kinds.values() if model.free(k.fault, t) and model.can_take_down(k.takes_down, t)]
-        for _ in range(DRAWS):  # a kind with no step valid now (a story its topic's settings rule out) gives way
+        """A step opening at `t`, valid in `model` once the settings its kind needs are set (None if
+        the kind drawn has none valid then). `with_step` adds it to a schedule, settings and all."""
+        kinds = [k for k in self.kinds.values() if model.free(k.fault, t) and model.can_take_down(k.takes_down, t)
+                 and self.can_settle(k, model.settings)]
+        for _ in range(DRAWS):  # a kind with no step valid now (no partition to target) gives way
             if not kinds:
                 return None
             kind = _weighted(rng, kinds)
             step = kind.draw(rng, model, t)
             if step is not None:
+                model.settings.update(kind.settings)
                 return step
             kinds.remove(kind)
         return None
+
+    def with_step(self, schedule: StepSchedule, step: Step) -> StepSchedule:
+        """`schedule` with `step` added, and the settings its kind needs."""
+        kind = self.kinds.get(step.fault)
+        needed = {k: v for k, v in (kind.settings if kind else {}).items() if k not in self.fixed}
+        settings = {**schedule.settings, **needed}
+        return replace(schedule, settings=settings).with_steps([*schedule.steps, step])
 
     def random_schedule(self, rng: random.Random, steps: tuple[int, int] = (1, 6)) -> StepSchedule:
         """A schedule of a few steps at random times, each drawn in the state the ones before it leave."""
         times = sorted(round(rng.uniform(0.3, self.last_start_s), 2) for _ in range(rng.randint(*steps)))
         schedule = StepSchedule((), self.settings(rng))
         model = self.model(schedule.settings)
-        drawn = []
         for t in times:
-            step = self.draw_step(rng, model, t)
+            step = self.draw_step(rng, model, t)  # settles the model for the step's kind
             if step is not None and self.admit(step, model):
-                drawn.append(step)
-        return schedule.with_steps(drawn)
+                schedule = self.with_step(schedule, step)
+        return schedule
 
     @property
     def last_start_s(self) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from chaoskit.explore.edits import insert
 from chaoskit.explore.grammar import BROKER, Grammar, StepKind, generic_kind
 from chaoskit.explore.steps import Step, StepSchedule
 
@@ -99,3 +100,24 @@ def test_a_run_lasts_the_base_s_time_or_what_its_staged_story_needs(grammar: Gra
     assert grammar.run_length(StepSchedule((story,), {"unclean.leader.election.enable": "true"})) == 6 + 4 + 12 + 2
     late = Step("zombie-rejoin", 9.0, 6.0, "leader-of:orders/0", {})
     assert grammar.run_length(StepSchedule((late,))) == 3 * grammar.duration_s  # at most three times the base's
+
+
+def test_a_story_drawn_brings_the_settings_it_needs(grammar: Grammar):
+    stories = [s for seed in range(300) for s in [grammar.random_schedule(random.Random(seed), (3, 6))]
+               if any(x.fault == "zombie-isr" for x in s.steps)]
+    assert stories, "no schedule of 300 drew the zombie-isr story"
+    for s in stories:
+        assert s.settings.get("min.insync.replicas") == "2" and s.settings.get("unclean.leader.election.enable") == "true"
+        assert grammar.valid(s)
+    inserted = [made for seed in range(300) if (made := insert(random.Random(seed), StepSchedule(()), grammar))
+                and made.steps[0].fault == "zombie-isr"]
+    assert inserted and all(grammar.valid(s) and s.settings["min.insync.replicas"] == "2" for s in inserted)
+
+
+def test_a_story_whose_settings_the_base_sets_otherwise_is_never_drawn():
+    g = Grammar.for_faults(["zombie-isr", "kill"], {"orders": 4}, 10.0, fixed={"min.insync.replicas": "1"})
+    assert all(x.fault == "kill" for seed in range(100) for x in g.random_schedule(random.Random(seed)).steps)
+    same = Grammar.for_faults(["zombie-isr"], {"orders": 4}, 10.0, fixed={"min.insync.replicas": "2"})
+    drawn = [s for seed in range(50) if (s := same.random_schedule(random.Random(seed))).steps]
+    assert drawn and all(s.settings["unclean.leader.election.enable"] == "true" and same.valid(s) for s in drawn)
+    assert all("min.insync.replicas" not in s.settings for s in drawn)  # the base's own, not the schedule's
