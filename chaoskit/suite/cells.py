@@ -19,15 +19,17 @@ from typing import Any
 
 SUITES = Path("suites")
 SMOKE = "chaos and not nightly and not docker"
+WITH_NIGHTLY = "chaos and not docker"  # the suite's CI cases and its nightly ones
 
 
 def run_cell(suite: str, where: Path, *, seed: int, profile: str = "patched", client: str | None = None,
              mutation: str | None = None, engine: str = "local", suites_dir: Path = SUITES,
-             timeout_s: float = 900) -> dict[str, Any]:
-    """Run suites/test_<suite>.py's smoke tests once; the cell as a dict (see the module's doc)."""
+             timeout_s: float = 900, marks: str = SMOKE) -> dict[str, Any]:
+    """Run suites/test_<suite>.py's smoke tests (or those `marks` selects) once; the cell as a dict
+    (see the module's doc)."""
     where = where.resolve()
     where.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pytest", str(suites_dir / f"test_{suite}.py"), "-m", SMOKE, "-q", "-rs",
+    cmd = [sys.executable, "-m", "pytest", str(suites_dir / f"test_{suite}.py"), "-m", marks, "-q", "-rs",
            f"--chaos-profile={profile}", f"--chaos-seed={seed}", f"--chaos-engine={engine}",
            f"--chaos-reports={where}", "-p", "no:cacheprovider", "-p", "no:allure_pytest"]  # the suites' own
     cmd += [f"--chaos-client={client}"] if client else []

@@ -11,6 +11,7 @@ of seeds). Exit 0 when every mutation run was caught by a suite in at least 95 %
     chaoskit mutate                                   every mutation, its suites, 3 seeds
     chaoskit mutate --mutations guardrail --seeds 1   one of them
     chaoskit mutate --suites kip253_expansion --all   every mutation against one suite
+    chaoskit mutate --nightly                         each suite's nightly cases as well as its CI ones
     chaoskit mutate --explore 10m --seeds 3           the search instead of the suites: is each caught, how soon
 
 With `--explore BUDGET` no suite runs: for each mutation and seed, `chaoskit explore` searches from
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from chaoskit.protocol.mutations import MUTATIONS
-from chaoskit.suite.cells import SUITES, cell_seeds, run_cell, write_atomically
+from chaoskit.suite.cells import SMOKE, SUITES, WITH_NIGHTLY, cell_seeds, run_cell, write_atomically
 
 GOAL = 0.95  # the share of seeds in which some suite must catch each mutation
 
@@ -39,6 +40,8 @@ def register(sub: Any) -> None:
                                     "mutation's own suites)")
     p.add_argument("--all", action="store_true", help="run each mutation against every suite asked for, not only "
                                                      "the suites expected to catch it")
+    p.add_argument("--nightly", action="store_true", help="run each suite's nightly cases as well as its CI "
+                                                         "smoke cases (a gap a nightly story closes counts)")
     p.add_argument("--seeds", type=int, default=3, help="seeds per mutation and suite (default 3)")
     p.add_argument("--seed", type=int, help="the seed the runs' seeds are drawn from (default: drawn, printed)")
     p.add_argument("--out", type=Path, default=Path("reports") / "mutations",
@@ -66,9 +69,12 @@ def plan(mutations: list[str], suites: list[str] | None, every_suite: bool, suit
     return [(m, s) for m in mutations for s in asked if every_suite or s in MUTATIONS[m].suites]
 
 
-def run_one(mutation: str, suite: str, seed: int, out: Path, suites_dir: Path = SUITES) -> dict[str, Any]:
-    """The suite's smoke test on the patched profile with `mutation`: caught, missed or unknown."""
-    cell = run_cell(suite, out / mutation / suite / str(seed), seed=seed, mutation=mutation, suites_dir=suites_dir)
+def run_one(mutation: str, suite: str, seed: int, out: Path, suites_dir: Path = SUITES,
+            nightly: bool = False) -> dict[str, Any]:
+    """The suite's smoke tests (and its nightly ones) on the patched profile with `mutation`:
+    caught, missed or unknown."""
+    cell = run_cell(suite, out / mutation / suite / str(seed), seed=seed, mutation=mutation, suites_dir=suites_dir,
+                    marks=WITH_NIGHTLY if nightly else SMOKE)
     return {**cell, "outcome": {"clean": "missed"}.get(cell["outcome"], cell["outcome"])}
 
 
@@ -92,14 +98,14 @@ def mutate_command(args: argparse.Namespace) -> int:
     out = args.out.resolve()
     print(f"chaoskit mutate: seed {seed} ({', '.join(map(str, seeds))}), {len(pairs)} mutation x suite pairs, "
           f"out {out}", flush=True)
-    table: dict[str, Any] = {"seed": seed, "seeds": seeds, "goal": GOAL, "mutations": {}}
+    table: dict[str, Any] = {"seed": seed, "seeds": seeds, "goal": GOAL, "nightly": args.nightly, "mutations": {}}
     for mutation, suite in pairs:
         m = MUTATIONS[mutation]
         entry = table["mutations"].setdefault(mutation, {"proposal": m.proposal, "element": m.element,
                                                           "part": m.part, "suites": {}})
         results = []
         for s in seeds:
-            one = run_one(mutation, suite, s, out, args.suites_dir)
+            one = run_one(mutation, suite, s, out, args.suites_dir, args.nightly)
             results.append(one)
             print(f"  {mutation} x {suite} seed {s}: {one['outcome']} ({one['seconds']:g} s)", flush=True)
         entry["suites"][suite] = summary(results)

@@ -54,3 +54,19 @@ def test_each_suite_catches_its_own_mutation(mutation, suite, tmp_path):
     one = run_one(mutation, suite, CI_SEED, tmp_path, SUITES)
     assert one["outcome"] == "caught", (f"{suite} did not catch {mutation} (seed {CI_SEED}): {one}; "
                                         f"log: {Path(one['log']).read_text()[-3000:]}")
+
+
+def test_nightly_runs_a_suite_s_nightly_cases_as_well_as_its_ci_ones(tmp_path, monkeypatch):
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    (suites / "test_toy.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.chaos\n"
+        "def test_ci(): open('ci.ran', 'w').close()\n"
+        "@pytest.mark.chaos\n@pytest.mark.nightly\n"
+        "def test_story(): open('nightly.ran', 'w').close()\n")
+    monkeypatch.chdir(tmp_path)  # the toy tests leave their marks here
+    run_one("guardrail", "toy", 1, tmp_path / "smoke", suites)
+    assert Path("ci.ran").exists() and not Path("nightly.ran").exists()
+    run_one("guardrail", "toy", 1, tmp_path / "both", suites, nightly=True)
+    assert Path("nightly.ran").exists()
