@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
 COMMANDS: tuple[str, ...] = (
     "chaoskit.pluginmanager:register",
@@ -28,14 +29,47 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+# exit codes every command shares: 0 done (clean), 1 an anomaly found, 2 unknown, BAD_INPUT for an
+# argument, file or configuration it cannot use (never 1 or 2: bad input is not a verdict)
+BAD_INPUT = 3
+
+
 class UsageError(Exception):
-    """A bad argument or configuration: printed as one line, exit code 2."""
+    """Bad input (an argument, a file, a configuration): printed as one line, exit code BAD_INPUT."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, with its errors exiting BAD_INPUT (its own code, 2, is chaoskit's unknown)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def unreadable(path: Path, e: OSError, what: str = "file") -> UsageError:
+    """An OSError reading `path` as one line that says what to do."""
+    if isinstance(e, FileNotFoundError):
+        return UsageError(f"{path}: no such {what}")
+    if isinstance(e, IsADirectoryError):
+        return UsageError(f"{path} is a folder; name a {what} in it")
+    if isinstance(e, PermissionError):
+        return UsageError(f"{path}: permission denied")
+    return UsageError(f"{path}: {e.strerror or e}")
+
+
+def unwritable(path: Path, e: OSError) -> UsageError:
+    """An OSError writing `path` as one line that says what to do."""
+    if isinstance(e, FileNotFoundError):
+        return UsageError(f"cannot write {path}: its folder {path.parent} does not exist; create it or name another")
+    if isinstance(e, IsADirectoryError):
+        return UsageError(f"cannot write {path}: it is a folder; name a file")
+    return UsageError(f"cannot write {path}: {e.strerror or e}")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from chaoskit import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="chaoskit",
         description="Chaos testing for Kafka ordering guarantees (KIP-253, KIP-320, KIP-694, KAFKA-20029).",
     )
@@ -44,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     for spec in COMMANDS:
         module_name, func_name = spec.split(":")
         getattr(importlib.import_module(module_name), func_name)(sub)
+    for command in sub.choices.values():  # a command whose help says nothing of its exit codes: the shared ones
+        if "exit" not in f"{command.description or ''}{command.epilog or ''}".lower():
+            command.epilog = "exit codes: 0 done, 1 failed, 3 bad input (one line says what and how to fix it)"
     return parser
 
 
@@ -54,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except UsageError as exc:
         print(f"chaoskit {args.command}: {exc}", file=sys.stderr)
-        return 2
+        return BAD_INPUT
     except KeyboardInterrupt:
         return 130
 

@@ -33,7 +33,7 @@ def test_help_lists_exactly_the_registered_commands():
 
 def test_unknown_command_is_a_usage_error():
     out = run_cli("no-such-command")
-    assert out.returncode == 2
+    assert out.returncode == 3  # bad input, never 2 (unknown)
     assert "invalid choice" in out.stderr
 
 

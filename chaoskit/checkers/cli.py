@@ -2,11 +2,13 @@
 
 Exit 0 valid: every line was read and every check asked for had something to judge (by default,
 each check the history exercises; the others are listed as not exercised); 1 invalid (an anomaly
-was found); 2 unknown or unreadable. Lines of the history that could not be read are listed; the
+was found); 2 unknown; 3 a history it cannot read at all (missing, a folder, empty, not of its
+format) or a bad option. Lines of the history that could not be read are listed; the
 rest is checked, but a clean verdict over part of a history is unknown. `--model cas-register`, `kv`
 or `list-append` checks linearizability (chaoskit.checkers.linear); the default model, kafka, runs
 the Kafka checks. Several histories are checked in one process (one Spark session when Spark runs);
-the exit code is the worst (1 if any found an anomaly, else 2 if any is unknown), and --json prints
+the exit code is the worst (1 if any found an anomaly, else 3 if any could not be read, else 2 if
+any is unknown), and --json prints
 one verdict per line, each with its `path`.
 """
 from __future__ import annotations
@@ -60,20 +62,21 @@ def run(args: argparse.Namespace) -> int:
 
 def check_one(path: Path, args: argparse.Namespace, checks: list[str] | None) -> int:
     from chaoskit.checkers.compose import run_checks
-    from chaoskit.history.reader import History, HistoryError, detect_format
+    from chaoskit.history.reader import History, detect_format
+
+    from chaoskit.cli import BAD_INPUT, unreadable
 
     try:
-        history = History.from_path(path, args.format)
-    except (HistoryError, OSError) as e:
-        print(f"chaoskit check: {e}", file=sys.stderr)
-        return 2
-    model = None if args.model == "kafka" else args.model
-    if model is not None and (args.format or detect_format(path)) in ("edn", "jepsen-log"):
-        try:
+        history = History.from_path(path, args.format).readable(path)
+        model = None if args.model == "kafka" else args.model
+        if model is not None and (args.format or detect_format(path)) in ("edn", "jepsen-log"):
             history = history.named_for(model)
-        except ValueError as e:
-            print(f"chaoskit check: {path}: {e}", file=sys.stderr)
-            return 2
+    except OSError as e:
+        print(f"chaoskit check: {unreadable(path, e, 'history')}", file=sys.stderr)
+        return BAD_INPUT
+    except ValueError as e:  # HistoryError among them
+        print(f"chaoskit check: {e if str(path) in str(e) else f'{path}: {e}'}", file=sys.stderr)
+        return BAD_INPUT
     verdict = run_checks(history, checks, engine=args.engine, master=args.spark_master, model=model)
     if args.json:
         out = {**verdict.to_json(), "engine": verdict.engine}

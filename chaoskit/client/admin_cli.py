@@ -10,7 +10,7 @@ shrink marks the partitions from N up ReadOnly; without --delay-ms each is remov
 or not (KIP-694), with --immediate right away (KIP-694's immediate_delete). describe prints the
 counts, each partition's leader, epoch, mode and epoch maps. Before expand and shrink the command
 prints KIP-694's warnings where they apply (client/admin_warnings.py) to stderr and goes on.
-A refusal prints the broker's error and exits 1; a bad argument exits 2.
+A refusal prints the broker's error and exits 1; a bad argument exits 3.
 """
 from __future__ import annotations
 

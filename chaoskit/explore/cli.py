@@ -10,7 +10,7 @@ for one that breaks a guarantee, guided by the protocol states runs reach; shrin
 The base gives the cluster, topics, workload and client; its own fault windows are the first
 schedule tried. Everything goes to reports/explore/<id>/ as it arrives (docs/explore.md): the
 corpus, a line per run, and each finding's folder with its smallest failing schedule and the
-command that replays it. Exit 0 when nothing was found, 1 on a finding, 2 on bad input.
+command that replays it. Exit 0 when nothing was found, 1 on a finding, 3 on bad input.
 """
 from __future__ import annotations
 

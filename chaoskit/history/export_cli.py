@@ -3,7 +3,8 @@
 Writes RUN_DIR/history.jsonl (or the history file named) as a Jepsen Kafka history.edn, one op map
 per line (history/jepsen_kafka_write.py; docs/history.md, "Jepsen Kafka histories"), by default to
 history.edn beside it. `chaoskit check` reads it back to the same verdict. Exit 0 written; 1 written,
-but lines of the history could not be read (listed; they are not in the export); 2 nothing written.
+but lines of the history could not be read (listed; they are not in the export); 3 nothing written:
+a history it cannot read, or an --out it cannot write (one line says which).
 """
 from __future__ import annotations
 
@@ -25,20 +26,28 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from chaoskit.cli import UsageError, unreadable, unwritable
     from chaoskit.history.jepsen_kafka_write import write_jepsen_kafka
     from chaoskit.history.reader import History, HistoryError
 
     source = args.run / "history.jsonl" if args.run.is_dir() else args.run
     try:
-        history = History.from_path(source)
-    except (HistoryError, OSError) as e:
-        print(f"chaoskit export: {e}", file=sys.stderr)
-        return 2
+        history = History.from_path(source).readable(source)
+    except OSError as e:
+        raise unreadable(source, e, "history") from None
+    except HistoryError as e:
+        raise UsageError(str(e)) from None
     out = args.out or source.with_name("history.edn")
     if out.resolve() == source.resolve():
-        print(f"chaoskit export: {out} is the history itself; name another file with --out", file=sys.stderr)
-        return 2
-    write_jepsen_kafka(history.ops, out)
+        raise UsageError(f"{out} is the history itself; name another file with --out")
+    if out.is_dir():
+        raise UsageError(f"cannot write {out}: it is a folder; name a file (e.g. {out / 'history.edn'})")
+    if not out.parent.is_dir():
+        raise UsageError(f"cannot write {out}: its folder {out.parent} does not exist; create it or name another")
+    try:
+        write_jepsen_kafka(history.ops, out)
+    except OSError as e:
+        raise unwritable(out, e) from None
     print(f"wrote {out} ({len(history)} ops, {args.format})")
     for problem in history.problems:
         print(f"chaoskit export: {source}: unreadable, not exported: {problem}", file=sys.stderr)

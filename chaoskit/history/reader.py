@@ -28,6 +28,23 @@ class HistoryError(ValueError):
     """A history that cannot be read at all (missing file, unknown format)."""
 
 
+def parquet_columns(path: Path) -> list[str]:
+    """The columns of the Parquet history at `path`; HistoryError when it is not one (empty, cut
+    short, another format) or lacks the columns every check reads."""
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(path).names
+    except Exception as e:  # pyarrow's ArrowInvalid and OSError alike: the file cannot be Parquet
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise HistoryError(f"{path} is not a readable Parquet file ({first}); write one with chaoskit's "
+                           f"history.to_parquet, or name the format with --format") from None
+    missing = [c for c in ("index", "process", "type", "f") if c not in names]
+    if missing:
+        raise HistoryError(f"{path} is Parquet but not a chaoskit history: no column {', '.join(missing)}")
+    return names
+
+
 def read_jsonl_lines(lines: Iterable[str]) -> tuple[list[Op], list[str]]:
     problems: list[str] = []
     return list(jsonl_ops(lines, problems)), problems
@@ -92,8 +109,11 @@ class History:
         path = Path(path)
         if not path.exists():
             raise HistoryError(f"no history at {path}")
+        if path.is_dir():
+            raise HistoryError(f"{path} is a folder; name the history in it (a run's is history.jsonl)")
         fmt = format or detect_format(path)
         if fmt == "parquet":
+            parquet_columns(path)
             return cls(None, source=path)
         readers = {"jsonl": read_jsonl_lines, "edn": read_edn_lines, "jepsen-kafka": read_jepsen_kafka_lines,
                    "jepsen-log": read_log_lines}
@@ -102,6 +122,15 @@ class History:
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
             ops, problems = readers[fmt](f)
         return cls(ops, problems)
+
+    def readable(self, path: Path) -> History:
+        """This history read from `path`, or HistoryError when it holds nothing to check: an empty
+        file, or one of which no line could be read (another format: say which with --format)."""
+        if len(self) == 0:
+            raise HistoryError(f"{path}: no line could be read as a history op ({self.problems[0]}); name its "
+                               f"format with --format if its suffix does not say it" if self.problems
+                               else f"{path} holds no op: it is empty")
+        return self
 
     def named_for(self, model: str) -> History:
         """A Jepsen history's ops renamed as the linearizability `model` reads them (history.jepsen)."""

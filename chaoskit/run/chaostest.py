@@ -10,6 +10,7 @@ schedule are derived from it here, so every way of starting a run derives them a
 """
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,27 @@ FAST_BROKER = {"zookeeper.session.timeout.ms": 4000, "replica.lag.time.max.ms": 
                "replica.fetch.wait.max.ms": 200, "log.retention.check.interval.ms": 1000}
 FAST_CONTROLLER = {"zookeeper.session.timeout.ms": 4000, "controller.request.timeout.ms": 2000,
                    "delete.topic.partition.interval.delay.ms": 1000}
+
+
+JSON_TYPES = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "Path": (str,),
+              "dict": (dict,), "list": (list,)}
+
+
+def json_type(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number")
+
+
+def typed_fields(cls: type, values: dict[str, Any], where: str = "") -> None:
+    """ValueError naming the first of `values` whose JSON type is not its field's (from the
+    dataclass's annotations: `int`, `dict[str, Any] | None`, ...)."""
+    for f in fields(cls):
+        if f.name not in values:
+            continue
+        v, kinds = values[f.name], [k.strip().split("[")[0] for k in str(f.type).split("|")]
+        ok = any(v is None if k == "None" else isinstance(v, JSON_TYPES.get(k, object)) for k in kinds)
+        if not ok or (isinstance(v, bool) and "bool" not in kinds):
+            raise ValueError(f"{where}{f.name}: expected {' or '.join(kinds)}, got {json_type(v)} {json.dumps(v)[:40]}")
 
 
 @dataclass
@@ -79,13 +101,26 @@ class ChaosTest:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ChaosTest:
-        """A test back from its test.json (what `chaoskit run` replays); unknown keys are an error."""
+        """A test back from its test.json (what `chaoskit run` replays); unknown keys, a missing name
+        and a field of the wrong JSON type are a ValueError that names it."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a test is a JSON object with at least a \"name\", not a {json_type(data)}")
         values = {k: v for k, v in data.items() if k != VERSION_KEY}
         known = {f.name for f in fields(cls)}
         unknown = set(values) - known
         if unknown:
-            raise ValueError(f"test file: unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
-        values["topics"] = [Topic(**t) if isinstance(t, dict) else t for t in values.get("topics", [])]
+            raise ValueError(f"unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
+        if "name" not in values:
+            raise ValueError("no \"name\": a test names itself (every run's test.json has one)")
+        typed_fields(cls, values)
+        for t in values.get("topics", []):
+            if not isinstance(t, dict) or "name" not in t:
+                raise ValueError(f"topics: each is an object with a \"name\", not {json.dumps(t)[:60]}")
+            extra = set(t) - {f.name for f in fields(Topic)}
+            if extra:
+                raise ValueError(f"topics: unknown field(s) {sorted(extra)}; known: {[f.name for f in fields(Topic)]}")
+            typed_fields(Topic, t, "topics: ")
+        values["topics"] = [Topic(**t) for t in values.get("topics", [])]
         if "reports" in values:
             values["reports"] = Path(values["reports"])
         return cls(**values)

@@ -3,7 +3,7 @@
 Every run writes reports/runs/<id>/test.json; running it again with the same seed replays the same
 workload and fault schedule. Options override the file's fields. A file written by another chaoskit
 version is run with a warning (the same seed may then play differently). Exit 0 clean, 1 anomaly,
-2 unknown or a bad file.
+2 unknown, 3 a file or option it cannot use.
 """
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("run", help="run or replay a chaos test from its test.json", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("test", type=Path, metavar="TEST_JSON", help="a test.json (every run's folder has one)")
+    p.add_argument("test", type=Path, metavar="TEST_JSON", help="a test.json, or a run's folder (every run's "
+                                                                "folder has one)")
     p.add_argument("--seed", type=int, help="override the seed")
     p.add_argument("--duration", type=float, help="override the duration in seconds")
     p.add_argument("--profile", choices=PROFILES, help="override the profile")
@@ -35,17 +36,40 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run_command)
 
 
+def read_test(path: Path) -> tuple[Any, dict[str, Any]]:
+    """The ChaosTest in `path` (a test.json, or a run's folder holding one) and its JSON; UsageError
+    (one line: what is wrong, what to do) for anything else."""
+    from chaoskit.cli import UsageError, unreadable
+    from chaoskit.run.chaostest import TEST_FILE, ChaosTest
+
+    if path.is_dir():
+        if not (path / TEST_FILE).is_file():
+            raise UsageError(f"{path} is a folder without a {TEST_FILE}; name a run's folder or its {TEST_FILE}")
+        path = path / TEST_FILE
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise unreadable(path, e, TEST_FILE) from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not text; a test is a JSON file (every run's folder has its {TEST_FILE})") from None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        hint = " (this looks like a history, one op a line: `chaoskit check` reads those)" if "Extra data" in str(e) \
+            else ""
+        raise UsageError(f"{path} is not a JSON test: {e}{hint}") from None
+    try:
+        return ChaosTest.from_json(data), data
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"{path}: {e}") from None
+
+
 def run_command(args: argparse.Namespace) -> int:
     from chaoskit import __version__
-    from chaoskit.run.chaostest import VERSION_KEY, ChaosTest
+    from chaoskit.run.chaostest import VERSION_KEY
     from chaoskit.run.runner import run
 
-    try:
-        data = json.loads(args.test.read_text())
-        test = ChaosTest.from_json(data)
-    except (OSError, ValueError, TypeError) as e:
-        print(f"chaoskit run: cannot use {args.test}: {e}", file=sys.stderr)
-        return 2
+    test, data = read_test(args.test)
     written_by = data.get(VERSION_KEY)
     if written_by != __version__:
         print(f"chaoskit run: warning: {args.test} was written by chaoskit {written_by or '(unknown version)'}, "

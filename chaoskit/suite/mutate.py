@@ -6,7 +6,8 @@ patched profile with that mutation, once per seed, in a child pytest. A run is *
 verdict found an anomaly, *missed* when it checked clean, *unknown* otherwise. The table, and
 `mutations.json` with every run's verdict, seed and replay command, go to the output folder;
 docs/verdicts.md keeps the measured table and names the gaps (mutations no suite catches in 95 %
-of seeds). Exit 0 when every mutation run was caught by a suite in at least 95 % of its seeds.
+of seeds). Exit 0 when every mutation run was caught by a suite in at least 95 % of its seeds, 1
+when one was not, 3 on bad input.
 
     chaoskit mutate                                   every mutation, its suites, 3 seeds
     chaoskit mutate --mutations guardrail --seeds 1   one of them

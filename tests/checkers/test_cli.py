@@ -31,13 +31,13 @@ def test_exit_codes_and_outputs(tmp_path: Path):
 
 def test_unreadable_and_unknown(tmp_path: Path):
     out = chaoskit("check", str(tmp_path / "none.jsonl"), "--engine", "local")
-    assert out.returncode == 2 and "no history at" in out.stderr
+    assert out.returncode == 3 and "no history at" in out.stderr
     out = chaoskit("check", str(tmp_path / "none.jsonl"), "--checks", "nope")
-    assert out.returncode == 2 and "no check named 'nope'" in out.stderr
+    assert out.returncode == 3 and "no check named 'nope'" in out.stderr
     empty = tmp_path / "empty.jsonl"
     empty.write_text("not json\n")
     out = chaoskit("check", str(empty), "--engine", "local")
-    assert out.returncode == 2 and "line 1" in out.stdout
+    assert out.returncode == 3 and "no line could be read" in out.stderr and "line 1" in out.stderr
 
 
 REGISTER = [(0, "invoke", "write", 1), (0, "ok", "write", 1), (1, "invoke", "cas", [1, 2]), (1, "ok", "cas", [1, 2]),

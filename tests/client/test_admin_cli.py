@@ -25,10 +25,10 @@ from chaoskit.protocol.errors import ErrorCode
     (["admin", "describe", "t", "--bootstrap-server", "nohost"], "is not host:port"),
     (["admin", "expand", "t", "--bootstrap-server", "h:1"], "--to"),
 ])
-def test_bad_arguments_exit_2_naming_the_problem(argv, message, capsys):
+def test_bad_arguments_exit_3_naming_the_problem(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(argv)
-    assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert exit_.value.code == 3 and message in capsys.readouterr().err
 
 
 def test_bootstrap_parsing():

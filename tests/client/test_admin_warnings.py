@@ -110,4 +110,4 @@ def test_the_feature_warning_comes_with_a_disabled_brokers_refusal(monkeypatch, 
 def test_immediate_and_a_delay_are_exclusive(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["admin", "shrink", "t", "--to", "2", "--immediate", "--delay-ms", "5", "--bootstrap-server", "h:1"])
-    assert exit_.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+    assert exit_.value.code == 3 and "not allowed with argument" in capsys.readouterr().err

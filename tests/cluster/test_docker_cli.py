@@ -1,6 +1,6 @@
 """The docker backend's commands: `chaoskit cluster up --backend docker` prints the local backend's
 JSON (plus its network and images) and SIGTERM removes the run; when no engine answers, it and
-`chaoskit images build|list` say what is wrong and how to fix it, exit 2, and print no stack trace
+`chaoskit images build|list` say what is wrong and how to fix it, exit 3, and print no stack trace
 (DOCKER_HOST pointing at a socket nobody listens on)."""
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ def dead_engine(tmp_path: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("argv", [["cluster", "up", "--backend", "docker", "--brokers", "1"],
                                   ["images", "build"], ["images", "list"]])
-def test_no_engine_is_a_clear_error_with_exit_2(argv: list[str], dead_engine: dict[str, str], tmp_path: Path):
+def test_no_engine_is_a_clear_error_with_exit_3(argv: list[str], dead_engine: dict[str, str], tmp_path: Path):
     done = subprocess.run([CHAOSKIT, *argv], capture_output=True, text=True,
                           timeout=60, env=dead_engine, cwd=tmp_path)
-    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.returncode == 3, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
     assert f"no Docker engine answers at unix://{tmp_path}/no-engine.sock" in done.stderr
     assert "DOCKER_HOST" in done.stderr and "--backend local" in done.stderr  # how to fix it

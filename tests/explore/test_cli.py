@@ -1,5 +1,5 @@
 """`chaoskit explore`'s command line (chaoskit.explore.cli): the base a suite or a test.json gives,
-and bad input answered with one line and exit 2, before anything starts."""
+and bad input answered with one line and exit 3, before anything starts."""
 from __future__ import annotations
 
 import argparse
@@ -43,11 +43,11 @@ def test_without_a_base_the_default_one_and_a_test_json_as_it_is(tmp_path):
     (["--resume", "{tmp}/nowhere"], "holds no explore"),
     (["--faults", "quake"], "no fault named quake"),
 ])
-def test_bad_input_gets_one_line_and_exit_2(tmp_path, capsys, argv, message):
+def test_bad_input_gets_one_line_and_exit_3(tmp_path, capsys, argv, message):
     from chaoskit.cli import main
 
     (tmp_path / "list.json").write_text("[1, 2]")
     code = main(["explore", *(a.format(tmp=tmp_path) for a in argv), "--out", str(tmp_path / "x")])
     err = capsys.readouterr().err
-    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert code == 3 and message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "x").exists()

@@ -43,7 +43,7 @@ def test_out_and_unreadable_input(tmp_path: Path, capsys: pytest.CaptureFixture)
     assert main(["export", str(run / "history.jsonl"), "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert f"unreadable, not exported: line {last}: not JSON" in err and out.exists()
-    assert main(["export", str(tmp_path / "nowhere")]) == 2
+    assert main(["export", str(tmp_path / "nowhere")]) == 3
     assert "no history at" in capsys.readouterr().err
-    assert main(["export", str(run), "--out", str(run / "history.jsonl")]) == 2
+    assert main(["export", str(run), "--out", str(run / "history.jsonl")]) == 3
     assert "is the history itself" in capsys.readouterr().err

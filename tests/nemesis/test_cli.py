@@ -34,9 +34,9 @@ def test_unknown_faults_and_bad_specs_are_usage_errors(tmp_path: Path):
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({**SPEC, "faults": {"meteor": {"weight": 1, "targets": ["client"]}}}))
     out = schedule(str(spec), "--seed", "1")
-    assert out.returncode == 2 and "meteor" in out.stderr and "zombie" in out.stderr
+    assert out.returncode == 3 and "meteor" in out.stderr and "zombie" in out.stderr
     spec.write_text("{not json")
     out = schedule(str(spec), "--seed", "1")
-    assert out.returncode == 2 and "is not JSON" in out.stderr
+    assert out.returncode == 3 and "is not JSON" in out.stderr
     out = schedule(str(tmp_path / "missing.json"), "--seed", "1")
-    assert out.returncode == 2 and "cannot read the spec" in out.stderr
+    assert out.returncode == 3 and "cannot read the spec" in out.stderr

@@ -1,4 +1,4 @@
-"""`chaoskit run TEST_JSON`: a file it cannot use is one line and exit 2; a file written by another
+"""`chaoskit run TEST_JSON`: a file it cannot use is one line and exit 3; a file written by another
 chaoskit version is run with a warning; a run that cannot start is unknown (exit 2) and starts nothing."""
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ def chaoskit(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
-def test_a_file_it_cannot_use_is_one_line_and_exit_2(tmp_path: Path):
+def test_a_file_it_cannot_use_is_one_line_and_exit_3(tmp_path: Path):
     bad = tmp_path / "test.json"
     bad.write_text('{"name": "x", "colour": "red"}')
     out = chaoskit("run", str(bad))
-    assert out.returncode == 2
-    assert out.stderr.strip().splitlines() == [f"chaoskit run: cannot use {bad}: test file: unknown field(s) "
+    assert out.returncode == 3
+    assert out.stderr.strip().splitlines() == [f"chaoskit run: {bad}: unknown field(s) "
                                                 f"['colour']; known: {sorted(ChaosTest.__dataclass_fields__)}"]
     out = chaoskit("run", str(tmp_path / "missing.json"))
-    assert out.returncode == 2 and "cannot use" in out.stderr
+    assert out.returncode == 3 and "no such test.json" in out.stderr
 
 
 def test_another_versions_file_runs_with_a_warning(tmp_path: Path):

@@ -1,0 +1,91 @@
+"""Bad input never looks like a verdict: `chaoskit check`, `run` and `export` answer a file they
+cannot use (missing, empty, binary, cut short, another format, a folder, the wrong JSON shape) and
+an output they cannot write with one line on stderr, no traceback, and exit 3 (never 1, an anomaly,
+nor 2, unknown). Hypothesis feeds them generated garbage in this process; nothing starts a cluster."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from chaoskit.cli import BAD_INPUT, main
+from chaoskit.history import synthetic
+from chaoskit.history.reader import History
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=12)
+GARBAGE = st.binary(max_size=300) | st.text(max_size=300).map(str.encode) | JSON.map(lambda v: json.dumps(v).encode())
+SUFFIXES = [".jsonl", ".parquet", ".edn", ".json"]
+ONCE = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def answered(capsys: pytest.CaptureFixture, argv: list[str]) -> str:
+    """The one line `chaoskit argv` printed for bad input (it must exit BAD_INPUT, without a traceback)."""
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == BAD_INPUT, (argv, code, err)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err.strip()
+
+
+def written(tmp_path: Path, name: str, content: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(content)
+    return path
+
+
+@ONCE
+@given(content=GARBAGE, suffix=st.sampled_from(SUFFIXES))
+def test_check_and_export_answer_garbage_histories_as_bad_input(tmp_path_factory, capsys, content, suffix):
+    tmp = tmp_path_factory.mktemp("garbage")
+    path = written(tmp, f"history{suffix}", content)
+    answered(capsys, ["check", str(path), "--engine", "local"])
+    answered(capsys, ["export", str(path), "--out", str(tmp / "out.edn")])
+
+
+@ONCE
+@given(content=GARBAGE)
+def test_run_answers_garbage_tests_as_bad_input(tmp_path_factory, capsys, content):
+    try:
+        value = json.loads(content)
+    except ValueError:
+        value = None
+    assume(not (isinstance(value, dict) and "name" in value))  # a valid test would start a run
+    answered(capsys, ["run", str(written(tmp_path_factory.mktemp("garbage"), "test.json", content))])
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["check", "{tmp}/none.jsonl"], "no history at"),
+    (["check", "{tmp}"], "is a folder"),
+    (["check", "{tmp}/empty.jsonl"], "it is empty"),
+    (["check", "{tmp}/cut.parquet"], "is not a readable Parquet file"),
+    (["check", "{tmp}/history.jsonl", "--format", "parquet"], "is not a readable Parquet file"),
+    (["run", "{tmp}"], "is a folder without a test.json"),
+    (["run", "{tmp}/history.jsonl"], "looks like a history"),
+    (["run", "{tmp}/list.json"], "not a list"),
+    (["run", "{tmp}/string.json"], "not a string"),
+    (["run", "{tmp}/empty.json"], 'no "name"'),
+    (["run", "{tmp}/typed.json"], "seed: expected int"),
+    (["export", "{tmp}/history.jsonl", "--out", "{tmp}/missing/h.edn"], "does not exist; create it"),
+    (["export", "{tmp}/history.jsonl", "--out", "{tmp}"], "it is a folder"),
+    (["export", "{tmp}/history.jsonl", "--format", "avro"], "invalid choice"),
+])
+def test_each_kind_of_bad_input_says_what_is_wrong(tmp_path, capsys, argv, says):
+    good = History(synthetic.generate(seed=1, events=200).ops).to_jsonl(tmp_path / "history.jsonl")
+    good.with_name("cut.parquet").write_bytes(History.from_path(good).to_parquet(tmp_path / "p.parquet")
+                                              .read_bytes()[:300])
+    for name, text in {"empty.jsonl": "", "list.json": "[1, 2]", "string.json": '"x"', "empty.json": "{}",
+                       "typed.json": '{"name": "x", "seed": "7"}'}.items():
+        (tmp_path / name).write_text(text)
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    if argv[0] == "export" and "--format" in argv:  # argparse's own error: SystemExit with usage first
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == BAD_INPUT and says in capsys.readouterr().err
+        return
+    assert says in answered(capsys, argv)
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "missing").exists()  # nothing started or written
