@@ -89,6 +89,30 @@ class History:
             self._set(read_parquet(self.source))
         return self._ops  # type: ignore[return-value]
 
+    def phases(self) -> list[str]:
+        """The runner's phase marks in order ([] for a history no chaoskit runner wrote)."""
+        from chaoskit.history.schema import PHASE
+
+        if self._ops is None:
+            import json as _json
+
+            import pyarrow.compute as pc
+            import pyarrow.parquet as pq
+            table = pq.read_table(self.source, columns=["f", "value"])
+            values = table.filter(pc.equal(table.column("f"), PHASE)).column("value").to_pylist()
+            return [_json.loads(v) if isinstance(v, str) and v.startswith('"') else v for v in values]
+        return [op.get("value") for op in self._ops if op.get("f") == PHASE]
+
+    def unfinished(self) -> str | None:
+        """Why the history cannot show what its run's drain delivered, or None: a chaoskit run's
+        history that holds no mark of the drain's end (the runner was stopped, or the file cut short)."""
+        from chaoskit.history.schema import DRAINED
+
+        marks = self.phases()
+        if not marks or DRAINED in marks:
+            return None
+        return f"the run's history ends before its drain finished (its last phase: {marks[-1]})"
+
     def kinds(self) -> set[Any]:
         """The op kinds (f) present: which checks apply; "txn" too when ops came from a Jepsen :txn."""
         from chaoskit.history.jepsen_kafka import jepsen_fs

@@ -18,6 +18,9 @@ INT_COLUMNS = ("index", "time_ns", "partition", "offset", "leader_epoch")
 # KIP-253's key callbacks (value = [[topic, partition], ...]): a key leaves its partition, then arrives in another
 KEY_REVOKED, KEY_ASSIGNED = "on_partition_key_maybe_revoked", "on_partition_key_assigned"
 RESTORE_PROCESS = "restore"  # the process of the restore read's ops (run/restore.py)
+# the runner's marks of where a run got to: info ops of process "runner", f "phase", the phase's name as
+# value; DRAINED follows the drain's end, so a history without it ended before its drain finished
+RUNNER_PROCESS, PHASE, DRAINED = "runner", "phase", "drained"
 
 
 def value_text(value: Any) -> str | None:

@@ -253,22 +253,36 @@ def running(parts: Parts) -> Iterator[None]:
         parts.stats.update(ops=pool.ops, acked=len(pool.acked), undelivered=pool.undelivered)
 
 
+def phase(parts: Parts, name: str) -> None:
+    """The history's mark that the run got to `name`: a check that needs the drain judges only a
+    history that holds the drain's end (checkers/compose.py)."""
+    from chaoskit.history.schema import PHASE, RUNNER_PROCESS
+
+    parts.live.record({"process": RUNNER_PROCESS, "type": "info", "f": PHASE, "value": name})
+
+
 def play(parts: Parts) -> None:
     """Until every worker process has done its ops (the workload's time is up)."""
     assert parts.pool is not None
+    phase(parts, "play")
     parts.pool.join(parts.test.duration_s + SLACK_S)
 
 
 def heal(parts: Parts) -> None:
     """Until the schedule has played out: its end heals every fault still active."""
     assert parts.faulting is not None
+    phase(parts, "heal")
     parts.faulting.join(parts.test.duration_s + SLACK_S)
 
 
 def drain(parts: Parts) -> None:
     """Consumers read until every acknowledged write was delivered, or the drain's timeout."""
+    from chaoskit.history.schema import DRAINED
+
     assert parts.pool is not None
+    phase(parts, "drain")
     parts.stats["drained"] = parts.pool.drain(parts.test.drain_timeout_s)
+    phase(parts, DRAINED)
 
 
 def restore(parts: Parts) -> None:
