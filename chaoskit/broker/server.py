@@ -108,7 +108,7 @@ class KafkaServer:
         except UnsupportedVersion as e:
             # clients probe ApiVersions at their newest version first: that one is routine
             (log.debug if e.api_key == API_VERSIONS_KEY else log.info)("from %s: %s", peer, e)
-            return unsupported_version_response(e.header)
+            return unsupported_version_response(e.header, e.request)
         except MalformedRequest as e:
             if e.correlation_id is None or len(payload) < _FIXED_HEADER.size:
                 log.warning("closing the connection from %s: %s", peer, e)

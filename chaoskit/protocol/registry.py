@@ -76,8 +76,10 @@ assert set(REQUESTS) == set(SUPPORTED), "every supported key needs a request cla
 class UnsupportedVersion(Exception):
     """A request for an API key or version we do not answer; answer it with unsupported_version_response."""
 
-    def __init__(self, api_key: int, api_version: int, correlation_id: int, client_id: str | None = None) -> None:
+    def __init__(self, api_key: int, api_version: int, correlation_id: int, client_id: str | None = None,
+                 request: ApiMessage | None = None) -> None:
         self.api_key, self.api_version, self.correlation_id = api_key, api_version, correlation_id
+        self.request = request  # the body, when its schema knows that version: its partitions get the error
         self.header = RequestHeader(request_api_key=api_key, request_api_version=api_version,
                                     correlation_id=correlation_id, client_id=client_id)
         rng = SUPPORTED.get(api_key)
@@ -111,6 +113,16 @@ def _decode_body(cls: type[ApiMessage], data: memoryview, pos: int, version: int
     return decode(data, pos)
 
 
+def _body_if_known(cls: type[ApiMessage] | None, data: memoryview, pos: int, version: int) -> ApiMessage | None:
+    """The request body at a version we do not serve, when its schema knows that version, else None."""
+    if cls is None or not 0 <= version <= cls.max_version:
+        return None
+    try:
+        return _decode_body(cls, data, pos, version)[0]
+    except Exception:  # noqa: BLE001 -- only a better error answer hangs on it
+        return None
+
+
 def decode_request(frame_bytes: bytes) -> tuple[RequestHeader, ApiMessage]:
     """(header, request) from a frame's payload (without its size prefix)."""
     if len(frame_bytes) < _FIXED_HEADER.size:
@@ -124,10 +136,11 @@ def decode_request(frame_bytes: bytes) -> tuple[RequestHeader, ApiMessage]:
         if not _supports(api_key, api_version):
             raise UnsupportedVersion(api_key, api_version, correlation_id) from e
         raise MalformedRequest(f"request header does not decode: {e!r}", correlation_id) from e
-    if not _supports(api_key, api_version):
-        raise UnsupportedVersion(api_key, api_version, correlation_id, header.client_id)
-    assert cls is not None
     data = memoryview(frame_bytes)
+    if not _supports(api_key, api_version):
+        raise UnsupportedVersion(api_key, api_version, correlation_id, header.client_id,
+                                 _body_if_known(cls, data, buf.tell(), api_version))
+    assert cls is not None
     try:
         request, end = _decode_body(cls, data, buf.tell(), api_version)
     except Exception as e:
@@ -177,22 +190,33 @@ def _with_error(obj: Any, code: int) -> Any:
     return obj
 
 
-def unsupported_version_response(header: RequestHeader) -> bytes:
-    """The framed UNSUPPORTED_VERSION answer to a request we do not take.
+def unsupported_version_response(header: RequestHeader, request: ApiMessage | None = None) -> bytes:
+    """The framed UNSUPPORTED_VERSION answer to a request we do not take, in the form its version
+    can carry.
 
     ApiVersions gets a v0 response listing our versions (KIP-511), so the client retries with one we
-    answer. Another API gets its own response shape at that version with the top-level error code,
-    when kafka-python knows that shape; otherwise (an unknown key or a version beyond the schema)
-    a header v0 and a bare int16 error code, the most a client can be told.
+    answer. Another API gets its own response shape at that version: with the top-level error code
+    where that version has one, else (Produce, Fetch before v7, ListOffsets) with the error on each
+    partition the request named (`request`, its body decoded at that version). An unknown key, a
+    negative version or one beyond the schema gets a header v0 and a bare int16 error code, the
+    most a client can be told.
     """
     key, version = header.request_api_key, header.request_api_version
     if key == API_VERSIONS_KEY:
         v0 = RequestHeader(request_api_key=key, request_api_version=0, correlation_id=header.correlation_id)
         return encode_response(v0, api_versions_response(ErrorCode.UNSUPPORTED_VERSION))
     try:
-        cls = response_class(key, version)
-    except (KeyError, ValueError):
-        cls = None
-    if cls is not None and "error_code" in cls.fields:
-        return encode_response(header, _with_error(cls(version=version), ErrorCode.UNSUPPORTED_VERSION))
+        cls = response_class(key, version) if version >= 0 else None
+        response = cls(version=version) if cls is not None else None
+    except (KeyError, ValueError, IndexError):
+        response = None
+    if response is not None:
+        field = response.fields.get("error_code")
+        if field is not None and field.for_version_q(version):
+            return encode_response(header, _with_error(response, ErrorCode.UNSUPPORTED_VERSION))
+        from chaoskit.protocol.unsupported import partition_errors
+
+        answer = partition_errors(key, request, ErrorCode.UNSUPPORTED_VERSION) if request is not None else None
+        if answer is not None:
+            return encode_response(header, answer)
     return frame(_ERROR_ONLY.pack(header.correlation_id, ErrorCode.UNSUPPORTED_VERSION))

@@ -175,3 +175,50 @@ def test_unsupported_versions_are_answered_and_the_connection_stays_open(start_b
         answer = c.roundtrip_raw(bytes(newer.encode(header=True)))
         assert MetadataResponse.decode(answer, version=13, header=True).error_code == ErrorCode.UNSUPPORTED_VERSION
         assert c.request(ApiVersionsRequest(), 3).error_code == ErrorCode.NONE  # same connection, still served
+
+
+def _old_requests() -> list[tuple[int, int, bytes, object]]:
+    """(api key, version, body, aiokafka's response class) for versions below the broker's floor that
+    carry errors per partition only, encoded and decoded by aiokafka's own protocol classes."""
+    from aiokafka.protocol import fetch, offset, produce
+
+    batch = build_batch([(None, b"x")])
+    out = []
+    for v in range(SUPPORTED[1][0]):
+        req = getattr(fetch, f"FetchRequest_v{v}")
+        args = [-1, 0, 0] + ([1 << 20] if v >= 3 else []) + [[("old", [(0, 0, 1024), (1, 0, 1024)])]]
+        out.append((1, v, req(*args).encode(), getattr(fetch, f"FetchResponse_v{v}")))
+    for v in range(SUPPORTED[0][0]):
+        req = getattr(produce, f"ProduceRequest_v{v}")
+        out.append((0, v, req(1, 1000, [("old", [(0, batch)])]).encode(), getattr(produce, f"ProduceResponse_v{v}")))
+    for v in range(SUPPORTED[2][0]):
+        req = getattr(offset, f"OffsetRequest_v{v}")
+        out.append((2, v, req(-1, [("old", [(0, -1, 1)])]).encode(), getattr(offset, f"OffsetResponse_v{v}")))
+    return out
+
+
+def _partition_errors(decoded: object) -> list[int]:
+    """Every partition's error code in an aiokafka-decoded Produce, Fetch or ListOffsets response."""
+    topics = next(x for x in decoded.to_object().values() if isinstance(x, list))
+    return [p["error_code"] for t in topics for p in next(v for v in t.values() if isinstance(v, list))]
+
+
+def test_every_version_outside_the_range_gets_unsupported_version_in_the_form_it_can_carry(start_brokers):
+    _, brokers = start_brokers(1)
+    header = struct.Struct(">hhih")  # key, version, correlation id, a null client id (header v1)
+    with brokers[1].client() as c:
+        correlation = 100
+        for key, (lo, hi) in sorted(SUPPORTED.items()):
+            for version in sorted({-2, -1, hi + 1} | ({lo - 1} if lo > 0 else set())):
+                correlation += 1
+                answer = c.roundtrip_raw(header.pack(key, version, correlation, -1))
+                assert answer is not None, f"API {key} v{version}: the connection dropped"
+                assert struct.unpack_from(">i", answer)[0] == correlation, f"API {key} v{version}"
+                if version < 0:  # no schema for it: the error code first (ApiVersions then lists ours, as v0)
+                    assert answer[4:6] == struct.pack(">h", ErrorCode.UNSUPPORTED_VERSION), (key, version)
+        for key, version, body, response in _old_requests():  # an old client's requests, read as it reads them
+            correlation += 1
+            answer = c.roundtrip_raw(header.pack(key, version, correlation, -1) + body)
+            errors = _partition_errors(response.decode(answer[4:]))
+            assert errors and set(errors) == {ErrorCode.UNSUPPORTED_VERSION}, (key, version, errors)
+        assert c.request(ApiVersionsRequest(), 3).error_code == ErrorCode.NONE  # the same connection, served
