@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from chaoskit.checkers.result import verdict_word
+from chaoskit.checkers.situate import witness_text
 
 EXIT = {True: 0, False: 1, "unknown": 2}
 
@@ -98,7 +99,7 @@ def show(verdict: Any, path: Path, ops: int) -> None:
     style = {"clean": "green", "ANOMALY": "bold red", "not exercised": "dim"}
     for name, r in verdict.results.items():
         counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
-        first = r.witnesses[0]["explanation"] if r.witnesses else (r.error or "")
+        first = witness_text(r.witnesses[0]) if r.witnesses else (r.error or "")
         table.add_row(name, f"[{style.get(r.word, 'yellow')}]{r.word}[/]", counts, first)
     console.print(table)
     for problem in verdict.problems[:20]:

@@ -26,6 +26,7 @@ from chaoskit.checkers.catalog import JEPSEN_CHECKS, KAFKA_CHECKS, MODELS, Check
 from chaoskit.checkers.engine import ENGINES, chosen_engine
 from chaoskit.checkers.kafka import KafkaCheck, run_kafka_checks
 from chaoskit.checkers.result import CheckResult
+from chaoskit.checkers.situate import situate
 from chaoskit.checkers.verdict import Verdict
 from chaoskit.history.reader import History, as_history
 from chaoskit.roles import Checker, LiveRun
@@ -115,6 +116,7 @@ def compose(named: Mapping[str, Checker], test: LiveRun | None, history: History
     for engine, batch in batches.items():
         found = run_kafka_checks(engine, [c.spec for c in batch.values()], history)
         results.update({name: found[c.name] for name, c in batch.items()})
+    situate(results, history)  # each witness's ops in time, and the faults then
     unfinished = history.unfinished() if NEEDS_DRAIN & set(results) else None
     for name in NEEDS_DRAIN & set(results) if unfinished else ():
         if results[name].judged:  # what a drain never read is not lost: nothing said it would be read

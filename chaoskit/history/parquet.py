@@ -206,14 +206,21 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_parquet(path: str | Path) -> list[Op]:
-    """The ops of a Parquet history (written by write_parquet)."""
+def read_parquet(path: str | Path, indexes: Iterable[int] | None = None, processes: Iterable[str] = ()) -> list[Op]:
+    """The ops of a Parquet history (written by write_parquet); with `indexes`, only those ops and
+    the ops of `processes` (a witness's ops and the nemesis's, without loading the rest)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     table = pq.read_table(path, columns=[*COLUMNS, "extra", "pos"])
     # the op rows in index order (each batch's kinds are row groups apart)
-    table = table.filter(pc.is_null(table.column("pos"))).drop_columns(["pos"]).sort_by("index")
+    keep = pc.is_null(table.column("pos"))
+    if indexes is not None:
+        wanted = pc.or_(pc.is_in(table.column("index"), value_set=pa.array(sorted(indexes), pa.int64())),
+                        pc.is_in(table.column("process"), value_set=pa.array(sorted(processes), pa.string())))
+        keep = pc.and_(keep, pc.fill_null(wanted, False))
+    table = table.filter(keep).drop_columns(["pos"]).sort_by("index")
     ops = []
     for row in table.to_pylist():
         extra = row.pop("extra")

@@ -89,6 +89,11 @@ class History:
             self._set(read_parquet(self.source))
         return self._ops  # type: ignore[return-value]
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the ops are in memory (else they are read from `source` when asked for)."""
+        return self._ops is not None
+
     def phases(self) -> list[str]:
         """The runner's phase marks in order ([] for a history no chaoskit runner wrote)."""
         from chaoskit.history.schema import PHASE

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+from chaoskit.checkers.situate import witness_text
+
 # the proposals' text, linked from each test's report
 PROPOSALS = {
     "KIP-253": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-253%3A+Support+in-order+message+delivery+with+partition+expansion",
@@ -96,7 +98,7 @@ def report_run(result: Any, plots: Iterable[Path] = ()) -> None:
     for name, check in sorted(result.verdict.results.items()):
         with allure.step(f"check {name}: {check.word} {_counts(check.counts)}".rstrip()):
             for w in check.witnesses[:3]:
-                with allure.step(str(w.get("explanation", w))[:300]):
+                with allure.step(witness_text(w)[:600]):
                     pass
     _attach_files(result, plots)
 

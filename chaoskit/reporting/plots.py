@@ -1,10 +1,11 @@
 """Plots where a picture says more than a table (matplotlib, Agg: no display needed).
 
 * latency.png: each client op's latency against the time it was invoked, by outcome (Jepsen's
-  latency-raw), fault windows shaded;
-* throughput.png: completions per second by outcome, fault windows shaded;
+  latency-raw), fault windows shaded by kind and labelled with kind and target;
+* throughput.png: completions per second by outcome, fault windows shaded and labelled;
 * key-order-<n>.png: for each key-order witness (a few), every delivery of that key's records,
-  offset against time, coloured by partition, with the two records out of order marked.
+  offset against time, coloured by partition, with the two records out of order marked and the
+  fault and admin windows (an expansion, say) shaded and labelled.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
+from chaoskit.checkers.situate import label, windows
 from chaoskit.history.schema import Op, poll_records, value_text
 
 MAX_POINTS = 100_000  # a latency plot of millions of points says no more than one of this many
@@ -44,28 +46,22 @@ def latencies(ops: Iterable[Op]) -> list[tuple[float, float, str, str]]:
 
 
 def fault_windows(ops: Iterable[Op]) -> list[tuple[float, float, str]]:
-    """(start s, stop s, fault) for each nemesis window; one never stopped lasts to the last op."""
-    started: dict[Any, tuple[float, str]] = {}
-    out, last = [], 0.0
-    for op in ops:
-        if op.get("time_ns") is not None:
-            last = max(last, op["time_ns"] / 1e9)
-        if op.get("process") != "nemesis" or not isinstance(op.get("value"), dict):
-            continue
-        v, t = op["value"], (op.get("time_ns") or 0) / 1e9
-        wid = v.get("window", v.get("fault"))
-        if op.get("f") == "start":
-            started.setdefault(wid, (t, str(v.get("fault"))))
-        elif op.get("f") == "stop" and wid in started:
-            s, name = started.pop(wid)
-            out.append((s, t, name))
-    out += [(s, last, name) for s, name in started.values()]
-    return sorted(out)
+    """(start s, stop s, label) for each nemesis window, labelled by kind and target ("kill broker-3",
+    "expand orders to 6"); one never stopped lasts to the last op."""
+    return [(w["start_s"], w["end_s"], label(w)) for w in windows(ops)]
 
 
-def _shade(ax: Any, windows: list[tuple[float, float, str]]) -> None:
-    for i, (s, e, name) in enumerate(windows):
-        ax.axvspan(s, max(e, s + 1e-3), color="grey", alpha=0.2, lw=0, label="fault window" if i == 0 else None)
+def _shade(ax: Any, spans: list[tuple[float, float, str]], lanes: int = 4) -> None:
+    """Each window shaded in its kind's colour and labelled at the top (labels staggered over
+    `lanes` rows so that neighbours do not overwrite each other)."""
+    colours: dict[str, Any] = {}
+    palette = ["tab:grey", "tab:purple", "tab:olive", "tab:cyan", "tab:brown", "tab:pink", "tab:green"]
+    for i, (s, e, name) in enumerate(spans):
+        kind = name.split(" ")[0]
+        colour = colours.setdefault(kind, palette[len(colours) % len(palette)])
+        ax.axvspan(s, max(e, s + 1e-3), color=colour, alpha=0.15, lw=0)
+        ax.text(s, 1 - 0.06 * (i % lanes), name, transform=ax.get_xaxis_transform(), fontsize=6, va="top",
+                color=colour, clip_on=True)
 
 
 def plot_latency(ops: list[Op], out: Path) -> Path:
@@ -118,10 +114,11 @@ def plot_key_order(ops: list[Op], witness: dict[str, Any], out: Path) -> Path:
                 if v in marked:
                     marks.append((t, o, marked[v]))
     fig, ax = plt.subplots(figsize=(8, 4))
+    _shade(ax, fault_windows(ops))  # the admin changes and faults around the out-of-order deliveries
     for p, pts in sorted(by_partition.items()):
         ax.scatter([x for x, _ in pts], [y for _, y in pts], s=12, label=f"partition {p}")
-    for t, o, label in marks:
-        ax.annotate(label, (t, o), textcoords="offset points", xytext=(5, 5), fontsize=8,
+    for t, o, mark in marks:
+        ax.annotate(mark, (t, o), textcoords="offset points", xytext=(5, 5), fontsize=8,
                     arrowprops={"arrowstyle": "-", "lw": 0.5})
     ax.ticklabel_format(useOffset=False, style="plain")
     ax.yaxis.get_major_locator().set_params(integer=True)

@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable
 
+from chaoskit.checkers.situate import witness_text
+
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #1d1d1f; }
 table { border-collapse: collapse; margin: 1em 0; }
@@ -65,9 +67,9 @@ def write_summary(results: Iterable[Any], out_dir: Path, title: str, plots: dict
                 continue
             word, css = check.word, _word(check.valid)[1] if check.judged else "unjudged"
             counts = ", ".join(f"{k} {v}" for k, v in sorted(check.counts.items()))
-            witness = check.witnesses[0].get("explanation", "") if check.witnesses else (check.error or "")
+            witness = witness_text(check.witnesses[0]) if check.witnesses else (check.error or "")
             cells.append(f'<td class="{css}">{word}<br><small>{_e(counts)}</small>'
-                         f'{"<br><small>" + _e(str(witness)[:240]) + "</small>" if witness else ""}</td>')
+                         f'{"<br><small>" + _e(str(witness)[:600]) + "</small>" if witness else ""}</td>')
         rows.append(f"<tr><th>{_e(name)}</th>{''.join(cells)}</tr>")
     sections = [_run_section(r, out_dir, plots.get(r.run_id, [])) for r in results]
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title><style>{STYLE}</style>"
@@ -97,7 +99,11 @@ def _run_section(result: Any, out_dir: Path, plots: list[Path]) -> str:
         from chaoskit.run.availability import describe
 
         figures += f"; availability: {describe(stats['availability'])}"
-    return (f"<h2>{_e(result.test.name)}: {_e(result.test.profile)}</h2>{error}<p>{_e(figures)}</p>"
+    witnesses = "".join(f"<h3>{_e(name)}: {len(check.witnesses)} witness(es)</h3><ol class='witnesses'>"
+                        + "".join(f"<li>{_e(witness_text(w))}</li>" for w in check.witnesses) + "</ol>"
+                        for name, check in sorted(result.verdict.results.items())
+                        if check.valid is False and check.witnesses)
+    return (f"<h2>{_e(result.test.name)}: {_e(result.test.profile)}</h2>{error}<p>{_e(figures)}</p>{witnesses}"
             f"<p>history and logs: <code>{_e(result.run_dir)}</code></p>"
             f"<p>replay: <code>{_e(result.replay)}</code></p><div class='plots'>{''.join(images)}</div>")
 

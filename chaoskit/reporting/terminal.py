@@ -44,7 +44,9 @@ def _count(name: str, counts: dict[str, Any]) -> str:
 
 def print_results(results: Iterable[Any], title: str = "verdict") -> None:
     from rich.console import Console
+    from rich.markup import escape
 
+    from chaoskit.checkers.situate import witness_text
     from chaoskit.run.availability import describe
 
     results = list(results)
@@ -57,5 +59,9 @@ def print_results(results: Iterable[Any], title: str = "verdict") -> None:
             console.print(f"  [yellow]run error: {r.error}[/yellow]", highlight=False)
         if r.verdict.valid == "unknown":
             console.print(f"  [yellow]unknown: {r.verdict.reason}[/yellow]", highlight=False, soft_wrap=True)
+        for name, check in sorted(r.verdict.results.items()):
+            if check.valid is False and check.witnesses:  # the first witness, in time and among the faults
+                console.print(f"  [red]{name}[/red]: {escape(witness_text(check.witnesses[0]))}", highlight=False,
+                              soft_wrap=True)
         if r.stats.get("availability"):
             console.print(f"  availability: {describe(r.stats['availability'])}", highlight=False)

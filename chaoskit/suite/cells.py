@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from chaoskit.checkers.situate import witness_text
+
 SUITES = Path("suites")
 SMOKE = "chaos and not nightly and not docker"
 WITH_NIGHTLY = "chaos and not docker"  # the suite's CI cases and its nightly ones
@@ -53,7 +55,7 @@ def _read(path: Path) -> dict[str, Any] | None:
     results = r["verdict"]["results"]
     return {"valid": r["valid"], "client": r.get("client"), "anomalies": sorted(n for n, c in results.items()
                                                                                 if c["valid"] is False),
-            "witnesses": [w.get("explanation", "") for c in results.values() for w in c.get("witnesses", [])][:5],
+            "witnesses": [witness_text(w) for c in results.values() for w in c.get("witnesses", [])][:5],
             "evidence": {n: c.get("counts", {}) for n, c in results.items()},
             "reason": r["verdict"].get("reason"), "run_dir": str(path.parent), "replay": r["replay"],
             "duration_s": r.get("duration_s")}

@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from chaoskit.checkers.situate import witness_text
 from chaoskit.run.chaostest import ChaosTest, RunResult
 from chaoskit.run.runner import run
 
@@ -244,7 +245,7 @@ def expect_verdict(result: RunResult, expected: set[str], refused: set[str] = fr
         found = sorted(result.anomalies)
         if found:
             first = verdict.results[found[0]]
-            witness = first.witnesses[0].get("explanation", "") if first.witnesses else ""
+            witness = witness_text(first.witnesses[0]) if first.witnesses else ""
             _fail(result, f"anomaly {', '.join(found)} in the {result.test.profile} profile, which must check clean"
                           f"{': ' + witness if witness else ''}")
         _fail(result, f"verdict unknown: {verdict.reason}")

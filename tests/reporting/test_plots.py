@@ -23,12 +23,13 @@ def test_plots_written_with_a_key_order_timeline_only_when_witnessed(tmp_path: P
 def test_latency_pairs_invoke_with_completion_and_windows_pair_start_with_stop():
     ops = [{"process": 0, "type": "invoke", "f": "send", "time_ns": 1_000_000_000},
            {"process": "nemesis", "type": "info", "f": "start", "time_ns": 1_500_000_000,
-            "value": {"fault": "kill", "window": 1}},
+            "value": {"fault": "kill", "window": 1, "target": "random-broker", "resolved": "broker-3"}},
            {"process": 0, "type": "ok", "f": "send", "time_ns": 3_000_000_000},
            {"process": "nemesis", "type": "info", "f": "stop", "time_ns": 4_000_000_000,
             "value": {"fault": "kill", "window": 1}},
            {"process": "nemesis", "type": "info", "f": "start", "time_ns": 5_000_000_000,
-            "value": {"fault": "pause", "window": 2}},
+            "value": {"fault": "admin", "window": 2, "target": "client",
+                      "params": {"op": "expand", "topic": "orders", "to": 6}}},
            {"process": 1, "type": "ok", "f": "poll", "time_ns": 6_000_000_000}]
     assert latencies(ops) == [(1.0, 2.0, "ok", "send")]
-    assert fault_windows(ops) == [(1.5, 4.0, "kill"), (5.0, 6.0, "pause")]
+    assert fault_windows(ops) == [(1.5, 4.0, "kill broker-3"), (5.0, 6.0, "expand orders to 6")]

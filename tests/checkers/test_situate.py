@@ -1,0 +1,52 @@
+"""Witnesses in time (chaoskit.checkers.situate): a witness names when its ops ran, where the records
+were, and the fault and admin windows open then or just before, not the ones long before or after."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from chaoskit.checkers.compose import run_checks
+from chaoskit.checkers.situate import witness_text
+from chaoskit.history import synthetic
+from chaoskit.history.parquet import read_parquet
+from chaoskit.history.reader import History
+
+
+def nemesis(f: str, t_s: float, window: int, fault: str, **value) -> dict:
+    return {"process": "nemesis", "type": "info", "f": f, "time_ns": int(t_s * 1e9),
+            "value": {"fault": fault, "window": window, **value}}
+
+
+def with_windows(ops: list[dict], *windows: list[dict]) -> list[dict]:
+    """`ops` with nemesis ops merged in time order, re-indexed."""
+    merged = sorted([*ops, *(op for w in windows for op in w)], key=lambda op: op.get("time_ns", 0))
+    return [{**op, "index": i} for i, op in enumerate(merged)]
+
+
+def test_a_key_order_witness_names_its_deliveries_and_the_expansion_before_them(tmp_path: Path):
+    ops = synthetic.generate(seed=1, events=1500, plant=["key-order"]).ops
+    expand = {"target": "client", "params": {"op": "expand", "topic": "orders", "to": 6}}
+    late = [nemesis("start", 30.0, 2, "kill", target="random-broker", resolved={"broker": 3}),
+            nemesis("stop", 31.0, 2, "kill")]
+    history = History(with_windows(ops, [nemesis("start", 0.5, 1, "admin", **expand),
+                                         nemesis("stop", 0.6, 1, "admin")], late))
+    w = run_checks(history, engine="local").results["key-order"].witnesses[0]
+    delivered = [p for p in w["ops"] if p["field"].endswith("_delivered")]
+    assert len(delivered) == 2 and all({"topic", "partition", "offset", "t_s", "process"} <= set(p) for p in delivered)
+    assert {p["partition"] for p in delivered} == {w["first_partition"], w["second_partition"]}
+    assert [f["what"] for f in w["faults"]] == ["expand orders to 6"]  # the kill at 30 s is not in view
+    text = witness_text(w)
+    assert text.startswith(w["explanation"]) and "expand orders to 6 0.50-0.60 s" in text
+    assert f"{delivered[0]['t_s']:.2f} s" in text
+
+
+def test_a_witness_with_nothing_around_says_so_and_parquet_reads_only_what_it_cites(tmp_path: Path):
+    ops = synthetic.generate(seed=2, events=1500, plant=["lost-write"]).ops
+    history = History(with_windows(ops, [nemesis("start", 40.0, 1, "pause", target="leader-of:orders/0",
+                                                 resolved={"broker": 1}), nemesis("stop", 41.0, 1, "pause")]))
+    w = run_checks(history, engine="local").results["lost-write"].witnesses[0]
+    assert w["faults"] == [] and "no fault or admin change then" in w["when"]
+    source = history.to_parquet(tmp_path / "h.parquet")
+    some = read_parquet(source, {w["index"]}, ("nemesis",))
+    assert [op["index"] for op in some if op["process"] != "nemesis"] == [w["index"]]
+    assert [op["index"] for op in some if op["process"] == "nemesis"] == [
+        op["index"] for op in history.ops if op["process"] == "nemesis"]
