@@ -54,16 +54,16 @@ def main(argv: list[str] | None = None) -> int:
 
     results = []
     for test in demo_tests(seed, args.duration, args.reports, args.engine):
-        test.replay = f"python -m chaoskit.demo --seed {seed} --duration {args.duration:g}"
         print(f"-- {test.profile}: {test.client} client ...", flush=True)
         results.append(run(test, progress=sys.stderr.isatty()))
     plots = {r.run_id: plot_run(r) for r in results}
-    out = args.reports / "runs" / new_run_id()
+    out = args.reports / "demo" / new_run_id()  # the summary: each run has its own page in its folder
     index = write_summary(results, out, f"KIP-253 expansion under faults (seed {seed})", plots,
                           note="patched: the proposals with the ordered client; unpatched: Kafka before them "
                                "with kafka-python's client. Expected: patched clean, unpatched caught (key-order).")
     print_results(results, "KIP-253 expansion: patched vs unpatched")
-    print(f"summary: {index}")
+    print(f"summary: {index}\nthe whole demo again: .venv/bin/python -m chaoskit.demo --seed {seed} "
+          f"--duration {args.duration:g}")
     patched, unpatched = results
     as_expected = patched.valid is True and "key-order" in unpatched.anomalies
     print("as expected: the patched run checks clean and the unpatched run is caught" if as_expected else

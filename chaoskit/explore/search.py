@@ -31,7 +31,7 @@ from chaoskit.explore.grammar import Grammar
 from chaoskit.explore.oracle import excused
 from chaoskit.explore.pool import LanePool
 from chaoskit.explore.steps import Step, StepSchedule, to_test
-from chaoskit.run.chaostest import RESULTS_FILE, TEST_FILE, ChaosTest, schedule_for
+from chaoskit.run.chaostest import RESULTS_FILE, TEST_FILE, ChaosTest, chaoskit_command, schedule_for
 
 STRATEGIES = ("coverage", "random")
 UNTIL = ("anomaly", "budget")
@@ -371,7 +371,7 @@ def write_finding(folder: Path, base: ChaosTest, schedule: StepSchedule, seed: i
              "verdict.json": json.dumps({"check": check, "stage": stage, "valid": results.get("valid"),
                                          "witnesses": (verdict.get("results") or {}).get(check, {}),
                                          "verdict": verdict}, indent=1) + "\n",
-             "replay.txt": f"chaoskit run {folder / TEST_FILE}\n# {stage}: {len(schedule.steps)} steps, {how}; the "
+             "replay.txt": f"{chaoskit_command()} run {folder / TEST_FILE}\n# {stage}: {len(schedule.steps)} steps, {how}; the "
                            f"failing run's history, logs and results are in run/\n"}
     for d in [folder] + ([folder / "found"] if stage == "found" else []):
         for name, text in files.items():

@@ -1,6 +1,8 @@
-"""A static HTML summary of one or more runs side by side: the verdict table, the figures of each
-run, its plots and its replay command. `make demo` and `chaoskit nightly` write one; it needs no
-server and no network (plots are copied beside it, styles are inline), so it opens from disk.
+"""Static HTML pages: each run's own (reports/runs/<id>/index.html: its verdict, every witness, its
+plots and a link to every file it left), and a summary of one or more runs side by side (the
+verdict table, the figures of each run, its plots, its replay command and a link to its page).
+`make demo` and `chaoskit nightly` write summaries. They need no server and no network (plots sit
+beside them, styles are inline), so they open from disk.
 
 The page marks itself when every plot has loaded (`data-plots-loaded` on <body>), so a headless
 browser test can tell a page that renders from one whose images are broken.
@@ -8,6 +10,7 @@ browser test can tell a page that renders from one whose images are broken.
 from __future__ import annotations
 
 import html
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Iterable
@@ -49,10 +52,39 @@ def _e(value: Any) -> str:
 
 def write_summary(results: Iterable[Any], out_dir: Path, title: str, plots: dict[str, list[Path]] | None = None,
                   note: str = "") -> Path:
-    """index.html in `out_dir` for `results` (RunResults), with their plots copied beside it."""
+    """index.html in `out_dir` for `results` (RunResults), with their plots copied beside it, each
+    run's section linking to the run's own page."""
     results = list(results)
     out_dir.mkdir(parents=True, exist_ok=True)
     plots = plots or {}
+    sections = [_run_section(r, out_dir, _copied(r, out_dir, plots.get(r.run_id, []))) for r in results]
+    return _page(out_dir / "index.html", title, note, results, "".join(sections))
+
+
+def write_run_page(result: Any) -> Path:
+    """run_dir/index.html: the run's verdict, every witness, its figures and replay, its plots at full
+    size and a link to every file the run left (history, results.json, test.json, schedule, node
+    and Spark logs). Written when the run ends, and again once its plots are drawn."""
+    run_dir = Path(result.run_dir)
+    images = sorted((run_dir / "plots").glob("*.png")) if (run_dir / "plots").is_dir() else []
+    links = [f"plots/{i.name}" for i in images]
+    artifacts = "".join(f"<li><a href='{_e(rel)}'>{_e(rel)}</a> <small>{_size(run_dir / rel)}</small></li>"
+                        for rel in _artifacts(run_dir))
+    body = (_run_section(result, run_dir, links, own_page=True)
+            + f"<h3>files</h3><ul class='artifacts'>{artifacts}</ul>")
+    return _page(run_dir / "index.html", f"{result.test.name}: {result.test.profile} ({result.run_id})", "",
+                 [result], body)
+
+
+def _page(path: Path, title: str, note: str, results: list[Any], body: str) -> Path:
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title><style>{STYLE}</style>"
+            f"</head><body><h1>{_e(title)}</h1>{f'<p>{_e(note)}</p>' if note else ''}"
+            f"{_verdict_table(results)}{body}{ON_LOAD}</body></html>\n")
+    path.write_text(page)
+    return path
+
+
+def _verdict_table(results: list[Any]) -> str:
     checks = sorted({name for r in results for name in r.verdict.results})
     head = "".join(f"<th>{_e(r.test.name)}<br>{_e(r.test.profile)}, {_e(r.test.client)} client</th>" for r in results)
     rows = []
@@ -71,27 +103,36 @@ def write_summary(results: Iterable[Any], out_dir: Path, title: str, plots: dict
             cells.append(f'<td class="{css}">{word}<br><small>{_e(counts)}</small>'
                          f'{"<br><small>" + _e(str(witness)[:600]) + "</small>" if witness else ""}</td>')
         rows.append(f"<tr><th>{_e(name)}</th>{''.join(cells)}</tr>")
-    sections = [_run_section(r, out_dir, plots.get(r.run_id, [])) for r in results]
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title><style>{STYLE}</style>"
-            f"</head><body><h1>{_e(title)}</h1>{f'<p>{_e(note)}</p>' if note else ''}"
-            f"<table id='verdicts'><tr><th>check</th>{head}</tr>{''.join(rows)}</table>"
-            f"{''.join(sections)}{ON_LOAD}</body></html>\n")
-    index = out_dir / "index.html"
-    index.write_text(page)
-    return index
+    return f"<table id='verdicts'><tr><th>check</th>{head}</tr>{''.join(rows)}</table>"
 
 
-def _run_section(result: Any, out_dir: Path, plots: list[Path]) -> str:
-    stats = result.stats
-    figures = (f"{stats.get('ops', 0)} ops, {stats.get('acked', 0)} acknowledged writes, "
-               f"cluster up in {stats.get('cluster_up_s', '?')} s, run {stats.get('run_seconds', '?')} s, "
-               f"seed {result.test.seed}")
-    images = []
+def _copied(result: Any, out_dir: Path, plots: list[Path]) -> list[str]:
+    """The run's plots copied beside a summary; their links from it."""
+    links = []
     for plot in plots:
         target = out_dir / "plots" / f"{result.run_id}-{plot.name}"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(plot, target)
-        images.append(f"<img src='plots/{_e(target.name)}' alt='{_e(plot.stem)}'>")
+        links.append(f"plots/{target.name}")
+    return links
+
+
+def _artifacts(run_dir: Path) -> list[str]:
+    """Every file the run left, relative to its folder (the page itself aside), top level first."""
+    files = [p for p in run_dir.rglob("*") if p.is_file() and p.name != "index.html"]
+    return sorted((str(p.relative_to(run_dir)) for p in files), key=lambda r: (r.count("/"), r))
+
+
+def _size(path: Path) -> str:
+    n = path.stat().st_size
+    return f"{n} B" if n < 1024 else f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
+
+
+def _run_section(result: Any, out_dir: Path, images: list[str], own_page: bool = False) -> str:
+    stats = result.stats
+    figures = (f"{stats.get('ops', 0)} ops, {stats.get('acked', 0)} acknowledged writes, "
+               f"cluster up in {stats.get('cluster_up_s', '?')} s, run {stats.get('run_seconds', '?')} s, "
+               f"seed {result.test.seed}")
     error = f"<p class='unknown'>run error: {_e(result.error)}</p>" if result.error else ""
     if result.verdict.valid == "unknown":
         error += f"<p class='unknown'>unknown: {_e(result.verdict.reason)}</p>"
@@ -103,9 +144,14 @@ def _run_section(result: Any, out_dir: Path, plots: list[Path]) -> str:
                         + "".join(f"<li>{_e(witness_text(w))}</li>" for w in check.witnesses) + "</ol>"
                         for name, check in sorted(result.verdict.results.items())
                         if check.valid is False and check.witnesses)
-    return (f"<h2>{_e(result.test.name)}: {_e(result.test.profile)}</h2>{error}<p>{_e(figures)}</p>{witnesses}"
+    page = "" if own_page else (f"<p>the run's page, with every file it left: <a class='run-page' href='"
+                                f"{_e(os.path.relpath(Path(result.run_dir) / 'index.html', out_dir))}'>"
+                                f"{_e(result.run_id)}</a></p>")
+    plots = "".join(f"<a href='{_e(i)}'><img src='{_e(i)}' alt='{_e(Path(i).stem)}'></a>" for i in images)
+    return (f"<h2>{_e(result.test.name)}: {_e(result.test.profile)}</h2>{error}<p>{_e(figures)}</p>{witnesses}{page}"
             f"<p>history and logs: <code>{_e(result.run_dir)}</code></p>"
-            f"<p>replay: <code>{_e(result.replay)}</code></p><div class='plots'>{''.join(images)}</div>")
+            + "".join(f"<p>replay: <code>{_e(c)}</code></p>" for c in result.replays)
+            + f"<div class='plots'>{plots}</div>")
 
 
 def plot_run(result: Any) -> list[Path]:
@@ -117,7 +163,9 @@ def plot_run(result: Any) -> list[Path]:
 
         if not result.history.exists():
             return []
-        return list(plot_verdict(result.verdict, History.from_path(result.history).ops, result.run_dir / "plots"))
+        plots = list(plot_verdict(result.verdict, History.from_path(result.history).ops, result.run_dir / "plots"))
+        write_run_page(result)  # now with its plots
+        return plots
     except Exception as e:  # noqa: BLE001 -- see above
         result.stats["plot_error"] = f"{type(e).__name__}: {e}"
         return []

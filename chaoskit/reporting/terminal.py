@@ -53,8 +53,8 @@ def print_results(results: Iterable[Any], title: str = "verdict") -> None:
     console = Console()
     console.print(verdict_table(results, title))
     for r in results:
-        console.print(f"[b]{r.test.name} {r.test.profile}[/b]: {r.run_dir}\n  replay: {r.replay}",
-                      highlight=False, soft_wrap=True)
+        console.print(f"[b]{r.test.name} {r.test.profile}[/b]: {r.run_dir}/index.html"
+                      + "".join(f"\n  replay: {escape(c)}" for c in r.replays), highlight=False, soft_wrap=True)
         if r.error:
             console.print(f"  [yellow]run error: {r.error}[/yellow]", highlight=False)
         if r.verdict.valid == "unknown":

@@ -11,6 +11,7 @@ schedule are derived from it here, so every way of starting a run derives them a
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,21 @@ def typed_fields(cls: type, values: dict[str, Any], where: str = "") -> None:
         ok = any(v is None if k == "None" else isinstance(v, JSON_TYPES.get(k, object)) for k in kinds)
         if not ok or (isinstance(v, bool) and "bool" not in kinds):
             raise ValueError(f"{where}{f.name}: expected {' or '.join(kinds)}, got {json_type(v)} {json.dumps(v)[:40]}")
+
+
+def chaoskit_command() -> str:
+    """The chaoskit command as a plain shell finds it: the console script beside this Python (as
+    .venv/bin/chaoskit from the repository), else `chaoskit` on the PATH."""
+    exe = Path(sys.executable).with_name("chaoskit")
+    return _shown(exe) if exe.exists() else "chaoskit"
+
+
+def _shown(path: Path) -> str:
+    """`path` relative to the working folder when it is under it (shorter to read and to type)."""
+    try:
+        return str(Path(path).absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 @dataclass
@@ -177,10 +193,23 @@ class RunResult:
         return {name for name, r in self.verdict.results.items() if r.valid is False}
 
     @property
+    def run_replay(self) -> str:
+        """The command that replays this run from its own test.json, as typed in a plain shell."""
+        return f"{chaoskit_command()} run {_shown(self.run_dir / TEST_FILE)}"
+
+    @property
     def replay(self) -> str:
-        return self.test.replay or f"chaoskit run {self.run_dir / TEST_FILE}"
+        """How this run was started again: the pytest node with its seed for a suite's run, else
+        `run_replay`."""
+        return self.test.replay or self.run_replay
+
+    @property
+    def replays(self) -> list[str]:
+        """Every command that replays the same schedule: `run_replay`, and the pytest one when there is."""
+        return list(dict.fromkeys([self.run_replay, self.replay]))
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.test.name, "run_id": self.run_id, "profile": self.test.profile, "seed": self.test.seed,
-                "client": self.test.client, "duration_s": self.test.duration_s, "valid": self.valid, "error": self.error, "replay": self.replay, "stats": self.stats,
+                "client": self.test.client, "duration_s": self.test.duration_s, "valid": self.valid, "error": self.error, "replay": self.replay, "replays": self.replays,
+                "stats": self.stats,
                 "verdict": self.verdict.to_json()}

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from chaoskit.checkers.situate import witness_text
-from chaoskit.run.chaostest import ChaosTest, RunResult
+from chaoskit.run.chaostest import ChaosTest, RunResult, chaoskit_command
 from chaoskit.run.runner import run
 
 PATCHED, UNPATCHED = "patched", "unpatched"
@@ -135,7 +135,7 @@ class Chaos:
             f = found.findings[0]
             summary["finding"] = {"check": f.check, "folder": str(f.folder), "replays": f.replays}
             replay_file = f.folder / TEST_FILE
-            test = replace(ChaosTest.from_json(json.loads(replay_file.read_text())), replay=f"chaoskit run {replay_file}")
+            test = replace(ChaosTest.from_json(json.loads(replay_file.read_text())), replay=f"{chaoskit_command()} run {replay_file}")
         result = run(test, progress=True, keep=self.options.keep)
         result.stats["explore"] = summary
         return result
@@ -279,5 +279,5 @@ def _fail(result: RunResult, message: str) -> None:
         detail += (f"\ncluster kept up: bootstrap servers {stats['kept']['bootstrap_servers']}; "
                    f"take it down with: {stats['kept']['down']}")
     if result.test.replay:  # a pytest run: the seed can also be pinned in the test itself
-        detail += f"\nto replay, add seed={result.test.seed} to this test's @pytest.mark.chaos, or run:"
-    raise ChaosFailure(f"{message}{detail}\nreplay: {result.replay}")
+        detail += f"\nto replay, add seed={result.test.seed} to this test's @pytest.mark.chaos, or run either of:"
+    raise ChaosFailure(f"{message}{detail}\n" + "\n".join(f"replay: {r}" for r in result.replays))

@@ -1,5 +1,6 @@
-"""The static HTML summary (reports/runs/<id>/index.html): rendered by headless Chromium, it shows
-the verdict table and every plot; a page with a broken plot is told apart."""
+"""The static HTML pages, rendered by headless Chromium: a summary shows the verdict table and every
+plot, and links each run's page; a run's page (reports/runs/<id>/index.html) links every file the
+run left and lists every witness; a page with a broken plot is told apart."""
 from __future__ import annotations
 
 import re
@@ -50,3 +51,26 @@ def test_a_broken_plot_is_reported_by_the_page(make_result, tmp_path):
     victim = next((index.parent / "plots").iterdir())
     victim.write_bytes(b"not a png")
     assert re.search(r'data-plots-loaded="broken:1"', render(index))
+
+
+def test_each_run_has_its_own_page_linking_every_file_it_left_and_the_summary_links_to_it(make_result, tmp_path):
+    result = make_result("unpatched", plant=("key-order", "key-order"))
+    (result.run_dir / "results.json").write_text("{}")
+    (result.run_dir / "nodes").mkdir()
+    (result.run_dir / "nodes" / "spark.log").write_text("spark said\n")
+    plots = {result.run_id: plot_run(result)}  # draws the plots, then writes the run's page
+    page = result.run_dir / "index.html"
+    dom = render(page)
+    assert re.search(r'<body[^>]*data-plots-loaded="all"', dom), dom[:2000]
+    links = re.findall(r"<a href=\"([^\"]+)\"", dom)
+    for name in ("history.jsonl", "results.json", "broker-1.log", "nodes/spark.log"):
+        assert name in links, (name, links)
+    assert all((page.parent / link).exists() for link in links)
+    assert all(f"plots/{p.name}" in links for p in plots[result.run_id])  # each plot at full size
+    witnesses = re.findall(r"<ol class=\"witnesses\">(.*?)</ol>", dom, re.S)
+    stored = result.verdict.results["key-order"].witnesses
+    assert witnesses and witnesses[0].count("<li>") == len(stored) == 2  # every stored witness, not one
+
+    summary = write_summary([result], tmp_path / "summary", "one run", plots)
+    run_page = re.search(r"<a class=\"run-page\" href=\"([^\"]+)\"", render(summary)).group(1)
+    assert (summary.parent / run_page).resolve() == page.resolve()

@@ -35,11 +35,13 @@ def test_a_control_run_checks_clean_and_its_test_file_replays_its_schedule(tmp_p
     assert not run_processes(result.run_id), "the cluster is stopped after the run"
     assert (result.run_dir / "history.parquet").stat().st_size > 0  # what Spark read and reports attach
 
-    assert result.replay == f"chaoskit run {result.run_dir / 'test.json'}"
+    assert result.replay == result.run_replay and result.replays == [result.replay]
+    assert result.replay.endswith(f"chaoskit run {result.run_dir / 'test.json'}")  # .venv/bin/chaoskit, typed as is
+    assert (result.run_dir / "index.html").exists()  # the run's own page
     replayed = ChaosTest.from_json(json.loads((result.run_dir / "test.json").read_text()))
     assert schedule_for(replayed).to_json() == (result.run_dir / SCHEDULE_FILE).read_text()
     saved = json.loads((result.run_dir / "results.json").read_text())
-    assert saved["valid"] is True and saved["seed"] == 5 and saved["replay"] == result.replay
+    assert saved["valid"] is True and saved["seed"] == 5 and saved["replays"] == [result.replay]
 
 
 def test_keep_leaves_a_run_that_is_not_clean_up_until_cluster_down(tmp_path):
