@@ -1,8 +1,8 @@
 """`chaoskit check PATH [PATH ...]`: a history's checks, as a table or JSON; the exit code is the verdict.
 
-Exit 0 valid: every line was read and every check asked for had something to judge (by default,
-each check the history exercises; the others are listed as not exercised); 1 invalid (an anomaly
-was found); 2 unknown; 3 a history it cannot read at all (missing, a folder, empty, not of its
+Exit 0 clean: every line was read and every check asked for had something to judge (by default,
+each check the history exercises; the others are listed as not exercised); 1 anomaly (one was
+found); 2 unknown; 3 a history it cannot read at all (missing, a folder, empty, not of its
 format) or a bad option. Lines of the history that could not be read are listed; the
 rest is checked, but a clean verdict over part of a history is unknown. `--model cas-register`, `kv`
 or `list-append` checks linearizability (chaoskit.checkers.linear); the default model, kafka, runs
@@ -90,23 +90,25 @@ def check_one(path: Path, args: argparse.Namespace, checks: list[str] | None) ->
 
 def show(verdict: Any, path: Path, ops: int) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
+
+    from chaoskit.reporting.terminal import STYLE as style
 
     console = Console()
     table = Table(title=f"{path} ({ops} ops)")
-    for col in ("check", "valid", "counts", "first witness"):
+    for col in ("check", "verdict", "counts", "first witness"):
         table.add_column(col, overflow="fold")
-    style = {"clean": "green", "ANOMALY": "bold red", "not exercised": "dim"}
     for name, r in verdict.results.items():
         counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
         first = witness_text(r.witnesses[0]) if r.witnesses else (r.error or "")
-        table.add_row(name, f"[{style.get(r.word, 'yellow')}]{r.word}[/]", counts, first)
+        table.add_row(name, f"[{style.get(r.word, 'yellow')}]{r.word}[/]", counts, escape(first))
     console.print(table)
     for problem in verdict.problems[:20]:
         console.print(f"[yellow]unreadable[/] {problem}")
     if len(verdict.problems) > 20:
         console.print(f"[yellow]... and {len(verdict.problems) - 20} more unreadable lines[/]")
     word = verdict_word(verdict.valid)
-    console.print(f"valid: [{style.get(word, 'yellow')}]{verdict.valid}[/]"
-                  + (f" ({verdict.reason})" if verdict.valid == "unknown" else "")
+    console.print(f"verdict: [{style.get(word, 'yellow')}]{word}[/]: {escape(verdict.tally)}"
+                  + (f" ({escape(str(verdict.reason))})" if verdict.valid == "unknown" else "")
                   + f" [dim](checked on {verdict.engine})[/]", soft_wrap=True)

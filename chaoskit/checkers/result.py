@@ -54,7 +54,7 @@ class CheckResult:
 
     @property
     def word(self) -> str:
-        """How reports name this result: clean, ANOMALY, unknown, or not exercised (judged nothing)."""
+        """How every report names this result: clean, anomaly, unknown, or not exercised (judged nothing)."""
         return "not exercised" if not self.judged else verdict_word(self.valid)
 
     @classmethod
@@ -64,7 +64,7 @@ class CheckResult:
 
 
 def verdict_word(valid: Valid) -> str:
-    return {True: "clean", False: "ANOMALY"}.get(valid, "unknown")  # type: ignore[call-overload]
+    return {True: "clean", False: "anomaly"}.get(valid, "unknown")  # type: ignore[call-overload]
 
 
 def merge_valid(verdicts: Iterable[Valid]) -> Valid:

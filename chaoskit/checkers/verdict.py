@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from chaoskit.checkers.result import UNKNOWN, CheckResult, Valid, merge_valid
+from chaoskit.checkers.result import UNKNOWN, CheckResult, Valid, merge_valid, verdict_word
 
 
 @dataclass
@@ -52,8 +52,28 @@ class Verdict:
             return "no check had anything to judge"
         return f"{', '.join(undecided)} could not decide ({'; '.join(f'{n}: {e}' for n, e in undecided.items())})"
 
+    @property
+    def word(self) -> str:
+        """The verdict as every report names it: clean, anomaly or unknown."""
+        return verdict_word(self.valid)
+
+    @property
+    def tally(self) -> str:
+        """What the verdict rests on, e.g. "9 checks judged, 1 not exercised" or "key-order found an
+        anomaly; 8 checks judged clean, 2 not exercised"."""
+        counted = self.counted
+        found = sorted(n for n, r in counted.items() if r.valid is False)
+        clean = sum(1 for r in counted.values() if r.valid is True)
+        undecided = sum(1 for r in counted.values() if r.valid == UNKNOWN)
+        parts = [f"{clean} check{'s' if clean != 1 else ''} judged clean" if found or undecided
+                 else f"{clean} check{'s' if clean != 1 else ''} judged"]
+        parts += [f"{undecided} unknown"] if undecided else []
+        parts += [f"{len(self.not_exercised)} not exercised"] if self.not_exercised else []
+        head = f"{', '.join(found)} found {'an anomaly' if len(found) == 1 else 'anomalies'}; " if found else ""
+        return head + ", ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
-        out = {"valid": self.valid, "problems": list(self.problems),
+        out = {"valid": self.valid, "verdict": self.word, "tally": self.tally, "problems": list(self.problems),
                "results": {name: r.to_json() for name, r in self.results.items()}}
         if self.required is not None:
             out["required"] = list(self.required)

@@ -88,7 +88,8 @@ def _verdict_table(results: list[Any]) -> str:
     checks = sorted({name for r in results for name in r.verdict.results})
     head = "".join(f"<th>{_e(r.test.name)}<br>{_e(r.test.profile)}, {_e(r.test.client)} client</th>" for r in results)
     rows = []
-    overall = "".join(f'<td class="{_word(r.valid)[1]}"><b>{_word(r.valid)[0]}</b></td>' for r in results)
+    overall = "".join(f'<td class="{_word(r.valid)[1]}"><b>{_word(r.valid)[0]}</b><br><small>{_e(r.verdict.tally)}'
+                      f'</small></td>' for r in results)
     rows.append(f"<tr><th>verdict</th>{overall}</tr>")
     for name in checks:
         cells = []

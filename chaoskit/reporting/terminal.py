@@ -6,7 +6,7 @@ from typing import Any, Iterable
 from chaoskit.checkers.catalog import CHECKS
 from chaoskit.checkers.result import verdict_word
 
-STYLE = {"clean": "green", "ANOMALY": "bold red", "not exercised": "dim"}
+STYLE = {"clean": "green", "anomaly": "bold red", "not exercised": "dim"}
 
 
 def verdict_table(results: Iterable[Any], title: str = "verdict") -> Any:
@@ -57,8 +57,11 @@ def print_results(results: Iterable[Any], title: str = "verdict") -> None:
                       + "".join(f"\n  replay: {escape(c)}" for c in r.replays), highlight=False, soft_wrap=True)
         if r.error:
             console.print(f"  [yellow]run error: {r.error}[/yellow]", highlight=False)
+        console.print(f"  verdict: {_cell(verdict_word(r.valid))}: {escape(r.verdict.tally)}", highlight=False,
+                      soft_wrap=True)
         if r.verdict.valid == "unknown":
-            console.print(f"  [yellow]unknown: {r.verdict.reason}[/yellow]", highlight=False, soft_wrap=True)
+            console.print(f"  [yellow]unknown: {escape(str(r.verdict.reason))}[/yellow]", highlight=False,
+                          soft_wrap=True)
         for name, check in sorted(r.verdict.results.items()):
             if check.valid is False and check.witnesses:  # the first witness, in time and among the faults
                 console.print(f"  [red]{name}[/red]: {escape(witness_text(check.witnesses[0]))}", highlight=False,

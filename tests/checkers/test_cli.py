@@ -20,7 +20,7 @@ def test_exit_codes_and_outputs(tmp_path: Path):
     bad = History(synthetic.generate(seed=1, events=1500, plant=["key-order"]).ops).to_jsonl(tmp_path / "bad.jsonl")
     out = chaoskit("check", str(clean), "--engine", "local")
     assert out.returncode == 0, out.stderr
-    assert "key-order" in out.stdout and "valid: True" in out.stdout
+    assert "key-order" in out.stdout and "verdict: clean: " in out.stdout
     out = chaoskit("check", str(bad), "--engine", "local", "--json")
     assert out.returncode == 1, out.stderr
     verdict = json.loads(out.stdout)
@@ -111,7 +111,7 @@ def test_a_string_history_is_not_a_list_history(tmp_path: Path):
     # the issue: read as lists, concatenated strings could never be seen; read as kv they are
     files = kv_files(tmp_path, "xy", "strings")
     out = chaoskit("check", str(files[0]), "--model", "list-append", "--engine", "local")
-    assert out.returncode == 1 and "valid: False" in out.stdout
+    assert out.returncode == 1 and "verdict: anomaly: " in out.stdout
     assert codes("kv", files[:1]) == [0]
 
 
@@ -138,4 +138,4 @@ def test_several_histories_in_one_call_exit_with_the_worst(tmp_path: Path):
     assert [(Path(v["path"]).name, v["valid"], v["engine"]) for v in lines] == [
         ("clean.jsonl", True, "local"), ("cut.jsonl", "unknown", "local")]
     out = chaoskit("check", str(tmp_path / "cut.jsonl"), str(bad), str(clean))
-    assert out.returncode == 1 and out.stdout.count("valid: ") == 3  # an anomaly beats unknown
+    assert out.returncode == 1 and out.stdout.count("verdict: ") == 3  # an anomaly beats unknown

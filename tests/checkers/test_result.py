@@ -25,3 +25,17 @@ def test_witnesses_are_capped_and_bad_verdicts_refused():
     assert len(r.witnesses) == MAX_WITNESSES
     with pytest.raises(ValueError):
         CheckResult("x", "maybe")  # type: ignore[arg-type]
+
+
+def test_one_vocabulary_with_what_the_verdict_rests_on():
+    from chaoskit.checkers.verdict import Verdict
+
+    clean, found = CheckResult("lost-write", True), CheckResult("key-order", False)
+    idle = CheckResult.nothing_to_judge("truncation-undetected", "no truncation")
+    assert [r.word for r in (clean, found, idle, CheckResult.unknown("x", "why"))] == [
+        "clean", "anomaly", "not exercised", "unknown"]
+    v = Verdict({"lost-write": clean, "truncation-undetected": idle})
+    assert (v.word, v.tally) == ("clean", "1 check judged, 1 not exercised")
+    v = Verdict({"lost-write": clean, "key-order": found, "truncation-undetected": idle})
+    assert (v.word, v.tally) == ("anomaly", "key-order found an anomaly; 1 check judged clean, 1 not exercised")
+    assert v.to_json()["verdict"] == "anomaly" and v.to_json()["tally"] == v.tally

@@ -60,7 +60,7 @@ def test_results_carry_labels_steps_attachments_categories_and_environment(pytes
             assert (results / a["source"]).exists(), a
         assert "history.jsonl" in {a["name"] for a in case["attachments"]}
     unpatched = next(c for c in cases if "unpatched" in c["name"])
-    assert any(s["name"].startswith("check key-order: ANOMALY") for s in unpatched["steps"])
+    assert any(s["name"].startswith("check key-order: anomaly") for s in unpatched["steps"])
     assert any(a["type"] == "image/png" for a in unpatched["attachments"]), "the key-order timeline is attached"
 
     categories = json.loads((results / "categories.json").read_text())
