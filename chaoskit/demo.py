@@ -16,6 +16,7 @@ from typing import Any
 
 from chaoskit.checkers.engine import ENGINES
 from chaoskit.cluster.spec import new_run_id
+from chaoskit.durations import duration_arg
 from chaoskit.roles import new_seed
 from chaoskit.run.chaostest import ChaosTest, Topic
 from chaoskit.run.mixes import LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC, admin_step, mix
@@ -41,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m chaoskit.demo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, help="seed of both runs (default: drawn and printed)")
-    parser.add_argument("--duration", type=float, default=25.0, help="seconds of workload and faults per side")
+    parser.add_argument("--duration", type=duration_arg, default=25.0, help="workload and faults per side: 25, 25s, 1m "
+                        "(default 25 s)")
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="where runs/ goes")
     parser.add_argument("--engine", choices=ENGINES, default="auto", help="checker engine (auto: by the history's "
                         "size)")

@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from chaoskit.durations import duration_arg
 from chaoskit.explore.search import STRATEGIES, UNTIL, Explorer, Settings, parse_budget
 from chaoskit.explore.steps import default_base
 
@@ -40,7 +41,8 @@ def register(sub: Any) -> None:
     p.add_argument("--client", help="the client every run uses (default: the base's)")
     p.add_argument("--profile", choices=PROFILES, help="patched or unpatched (default: the base's; a suite: patched)")
     p.add_argument("--backend", choices=BACKENDS, help="local or docker (default: the base's)")
-    p.add_argument("--duration", type=float, help="seconds of workload and faults per run (default: the base's)")
+    p.add_argument("--duration", type=duration_arg, help="workload and faults per run: 10, 10s, 1m (default: the "
+                                                      "base's)")
     p.add_argument("--mutation", help="run every schedule with these elements turned off (comma-separated)")
     p.add_argument("--strategy", choices=STRATEGIES, default="coverage",
                    help="coverage (keep and edit schedules that reached new states) or random (each drawn afresh)")

@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import re
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from chaoskit.durations import seconds
 from chaoskit.explore import coverage as cov
 from chaoskit.explore.corpus import Corpus
 from chaoskit.explore.edits import edited
@@ -39,15 +39,8 @@ FRESH_SHARE = 0.1  # of the guided runs, how many draw a schedule afresh
 
 
 def parse_budget(text: str) -> float:
-    """"10m", "90s", "1h30m", "2m30s" or plain seconds -> seconds; ValueError saying the form."""
-    text = str(text).strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    parts = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?", text)
-    if not text or parts is None or not any(parts.groups()):
-        raise ValueError(f"a budget is like 90s, 10m, 1h or 1h30m, not {text!r}")
-    h, m, s = parts.groups()
-    return int(h or 0) * 3600 + int(m or 0) * 60 + float(s or 0)
+    """A budget ("10m", "90s", "1h30m" or plain seconds) in seconds; ValueError saying the form."""
+    return seconds(text)
 
 
 @dataclass

@@ -14,6 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from chaoskit.durations import duration_arg
+
 
 def register(sub: Any) -> None:
     from chaoskit.checkers.engine import ENGINES
@@ -24,7 +26,7 @@ def register(sub: Any) -> None:
     p.add_argument("test", type=Path, metavar="TEST_JSON", help="a test.json, or a run's folder (every run's "
                                                                 "folder has one)")
     p.add_argument("--seed", type=int, help="override the seed")
-    p.add_argument("--duration", type=float, help="override the duration in seconds")
+    p.add_argument("--duration", type=duration_arg, help="override the duration: 90, 90s, 5m, 1h")
     p.add_argument("--profile", choices=PROFILES, help="override the profile")
     p.add_argument("--backend", choices=BACKENDS, help="override the backend")
     p.add_argument("--engine", choices=ENGINES, help="checker engine")

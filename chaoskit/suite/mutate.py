@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from chaoskit.durations import duration_arg
 from chaoskit.protocol.mutations import MUTATIONS
 from chaoskit.suite.cells import SMOKE, SUITES, WITH_NIGHTLY, cell_seeds, run_cell, write_atomically
 
@@ -54,7 +55,7 @@ def register(sub: Any) -> None:
     p.add_argument("--jobs", type=int, default=2, help="with --explore: runs at once, a cluster each (default 2)")
     p.add_argument("--strategy", default="coverage", help="with --explore: coverage or random (default coverage)")
     p.add_argument("--shrink-budget", default="10m", help="with --explore: how long shrinking a catch may take")
-    p.add_argument("--duration", type=float, default=15.0, help="with --explore: seconds of each run (default 15: "
+    p.add_argument("--duration", type=duration_arg, default=15.0, help="with --explore: seconds of each run (default 15: "
                                                                 "room for the staged stories' waits)")
     p.set_defaults(func=mutate_command)
 

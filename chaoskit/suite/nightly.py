@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import time
@@ -27,20 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from chaoskit.cluster.spec import new_run_id
+from chaoskit.durations import duration_arg
 from chaoskit.roles import SEED_SPACE, new_seed
 from chaoskit.suite.cells import write_atomically
 
-UNITS = {"s": 1, "m": 60, "h": 3600}
 GRACE_S = 120  # a round running at the deadline may finish its current runs for this long
 CUT = "cut at the deadline"  # the exit recorded for a round stopped by the night's end (not a crash)
-
-
-def duration(text: str) -> float:
-    """'90', '90s', '5m', '1h' -> seconds."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 90s, 5m or 1h")
-    return float(m.group(1)) * UNITS[m.group(2) or "s"]
 
 
 def seed_arg(text: str) -> int | None:
@@ -55,14 +46,14 @@ def seed_arg(text: str) -> int | None:
 def register(sub: Any) -> None:
     p = sub.add_parser("nightly", help="loop the chaos suites with fresh seeds; keep failing seeds",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--duration", type=duration, default=duration("1h"), help="how long to keep looping (default 1h)")
+    p.add_argument("--duration", type=duration_arg, default=3600.0, help="how long to keep looping (default 1h)")
     p.add_argument("--suites", default="suites/", help="the suites to run (default suites/)")
     p.add_argument("--seed", type=seed_arg, default=None, help="random (default) or N: the night's seed")
     p.add_argument("--reports", type=Path, default=Path("reports"), help="where nightly/<id>/ goes")
-    p.add_argument("--run-duration", type=duration, default=None,
+    p.add_argument("--run-duration", type=duration_arg, default=None,
                    help="override each chaos test's duration (default: the tests' own; nightly ones are long)")
     p.add_argument("--marker", default="chaos", help="pytest -m expression (default chaos: smoke and nightly)")
-    p.add_argument("--round-timeout", type=duration, default=None,
+    p.add_argument("--round-timeout", type=duration_arg, default=None,
                    help="kill a round after this long (default: what is left of --duration plus 2m, so the "
                         "night ends on time; the runs a cut round finished are kept)")
     p.add_argument("--matrix", action="store_true", help="first run the full conformance matrix (every client, "

@@ -17,13 +17,14 @@ import pytest
 
 from chaoskit.checkers.engine import ENGINES
 from chaoskit.cluster.spec import BACKENDS, PROFILES
+from chaoskit.durations import seconds
 from chaoskit.roles import new_seed
 
 # (flag, ini key, help, default); every flag has an ini equivalent so a project can pin it
 OPTIONS = (
     ("--chaos-backend", "chaos_backend", "cluster backend: local (processes, default) or docker", "local"),
     ("--chaos-seed", "chaos_seed", "seed for every random choice (workload, schedule, targets); replays a run", None),
-    ("--chaos-duration", "chaos_duration", "seconds of workload and faults per chaos test", None),
+    ("--chaos-duration", "chaos_duration", "workload and faults per chaos test: 30, 30s, 2m", None),
     ("--chaos-profile", "chaos_profile", "patched, unpatched or both: which broker/controller profile to run", "both"),
     ("--spark-master", "spark_master", "Spark master URL for the checkers (default local[2]); naming one "
      "puts the checks on Spark", None),
@@ -170,7 +171,7 @@ def run_options(config: pytest.Config) -> Any:
 
     duration = chaos_option(config, "chaos_duration")
     return RunOptions(seed=config.stash[SEED], backend=chaos_option(config, "chaos_backend"),
-                      duration_s=float(duration) if duration not in (None, "") else None,
+                      duration_s=seconds(duration) if duration not in (None, "") else None,
                       spark_master=chaos_option(config, "spark_master"), engine=chaos_option(config, "chaos_engine"),
                       reports=Path(chaos_option(config, "chaos_reports")),
                       keep=bool(chaos_option(config, "chaos_keep")), dry_run=bool(chaos_option(config, "chaos_dry_run")),

@@ -36,7 +36,7 @@ def test_without_a_base_the_default_one_and_a_test_json_as_it_is(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["{tmp}/nowhere.json"], "no such test file"),
     (["{tmp}/list.json"], "holds one JSON object, not a list"),
-    (["--budget", "soon"], "a budget is like 90s"),
+    (["--budget", "soon"], "a duration is like 90s"),
     (["no_such_suite"], "no suite 'no_such_suite'"),
     (["--mutation", "gates"], "no mutation named gates"),
     (["--jobs", "0"], "--jobs must be at least 1"),

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from chaoskit.suite.nightly import duration
+from chaoskit.durations import duration_arg as duration
 
 # a suite whose runner dies (SIGKILL, as an OOM kill would) on odd seeds and otherwise fails or passes
 SUITE = '''
@@ -29,10 +29,20 @@ def test_marked():
 
 
 def test_durations_read_like_people_write_them():
-    assert [duration(t) for t in ("90", "90s", "5m", "1h", "1.5m")] == [90, 90, 300, 3600, 90]
+    assert [duration(t) for t in ("90", "90s", "5m", "1h", "1.5m", "1h30m", "2m30s")] == [90, 90, 300, 3600, 90, 5400,
+                                                                                        150]
     import argparse
-    with pytest.raises(argparse.ArgumentTypeError, match="like 90s, 5m or 1h"):
+    with pytest.raises(argparse.ArgumentTypeError, match="like 90s, 10m, 1h or 1h30m"):
         duration("soon")
+
+
+def test_every_command_takes_its_durations_alike():
+    from chaoskit.cli import build_parser
+
+    parser = build_parser()
+    for argv in (["run", "t.json", "--duration", "2m"], ["mutate", "--duration", "2m"], ["explore", "--duration", "2m"],
+                 ["nightly", "--run-duration", "2m"]):
+        assert parser.parse_args(argv).__dict__[argv[-2].lstrip("-").replace("-", "_")] == 120, argv
 
 
 def test_a_night_survives_a_killed_runner_and_keeps_every_rounds_results(tmp_path):
