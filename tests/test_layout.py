@@ -120,3 +120,15 @@ def test_the_top_level_holds_only_the_public_face():
 @pytest.mark.parametrize("module", sorted(TOP_LEVEL - {"__init__"}))
 def test_every_top_level_module_has_its_test_module(module: str):
     assert (TESTS / f"test_{module}.py").exists(), f"chaoskit/{module}.py has no tests/test_{module}.py"
+
+
+def test_the_readme_links_every_page_of_the_docs_and_the_docs_speak_to_users():
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    pages = sorted(p.name for p in (root / "docs").glob("*.md"))
+    assert [p for p in pages if f"(docs/{p})" not in readme] == [], "pages the README's index does not link"
+    for page in (root / "docs").glob("*.md"):
+        text = page.read_text()
+        assert not re.search(r"\b[Ii]ssue \d+|\.\./shared/", text), f"{page.name} points at work items or outside files"
