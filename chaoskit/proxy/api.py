@@ -3,8 +3,9 @@
 Shapes and codes are Toxiproxy's: a proxy is {name, listen, upstream, enabled, toxics}; a toxic
 {attributes, name, type, stream, toxicity}; creating a proxy answers 201, creating a toxic 200,
 deleting 204, /reset 204, /populate 201 with {"proxies": [...]}; errors are {"error", "status"}
-with 400 (bad body, missing field, bad stream, unknown toxic type), 404, 409 (duplicate name) and
-500 (an address that cannot be bound, passed through from the OS). Every change is made under one
+with 400 (bad body, missing field, bad stream, unknown toxic type, a name no path could name again),
+404, 409 (duplicate name) and 500 (an address that cannot be bound, passed through from the OS;
+/reset resets every proxy it can and names the ones it could not enable). Every change is made under one
 lock, so concurrent requests see the collection change one request at a time.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ from chaoskit.proxy.proxy import Proxy
 # the Toxiproxy API level we speak, with our own version as build metadata
 VERSION = f"2.12.0+chaoskit.{__version__}"
 
+MAX_NAME = 255  # characters of a proxy's or toxic's name: a path naming it stays within a request line
 Route = tuple[frozenset[str], re.Pattern[str], str]
 _NAME = r"(?P<proxy>[^/]+)"
 ROUTES: list[Route] = [
@@ -58,6 +60,19 @@ def decode_body(request: Request) -> Any:
         return json.loads(request.body)
     except ValueError as e:
         raise BAD_REQUEST_BODY.joined(f"invalid JSON: {e}") from None
+    except RecursionError:
+        raise BAD_REQUEST_BODY.joined("invalid JSON: nested too deeply") from None
+
+
+def checked_name(name: str, what: str) -> str:
+    """A proxy's or toxic's name that a request path can name again: at most MAX_NAME characters,
+    without "/" or control characters (so whatever is created can be shown, changed and deleted)."""
+    if len(name) > MAX_NAME:
+        raise BAD_REQUEST_BODY.joined(f"{what} name is {len(name)} characters long; at most {MAX_NAME}")
+    if "/" in name or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise BAD_REQUEST_BODY.joined(f"{what} name {name!r} holds '/' or a control character, which a path "
+                                      f"cannot name")
+    return name
 
 
 def _field(body: dict[str, Any], key: str, kind: type, default: Any) -> Any:
@@ -81,7 +96,7 @@ def proxy_fields(body: Any, where: str = "") -> tuple[str, str, str, bool]:
         raise MISSING_FIELD.joined(f"name{where}")
     if not upstream:
         raise MISSING_FIELD.joined(f"upstream{where}")
-    return name, listen, upstream, enabled
+    return checked_name(name, "proxy"), listen, upstream, enabled
 
 
 class ToxiproxyApi:
@@ -165,9 +180,18 @@ class ToxiproxyApi:
         return Response(204)
 
     async def reset(self, request: Request) -> Response:
-        for proxy in self.proxies.values():
-            await proxy.start()
+        """Every proxy enabled and without toxics, as far as each can be: one that cannot listen (its
+        address taken, say) keeps the others from nothing; the answer then names it (500, as a
+        listener that cannot bind answers elsewhere), and its toxics are removed all the same."""
+        failed = []
+        for name, proxy in self.proxies.items():
             proxy.reset_toxics()
+            try:
+                await proxy.start()
+            except ApiError as e:
+                failed.append(f"{name}: {e.message}")
+        if failed:
+            raise ApiError(f"reset every other proxy; could not enable {'; '.join(failed)}", 500)
         return Response(204)
 
     async def populate(self, request: Request) -> Response:
@@ -210,7 +234,10 @@ class ToxiproxyApi:
 
     async def toxic_create(self, request: Request, proxy: str) -> Response:
         target = self._proxy(proxy)
-        return json_response(target.add_toxic(decode_body(request)).to_json())
+        body = decode_body(request)
+        if isinstance(body, dict) and isinstance(body.get("name"), str):
+            checked_name(body["name"], "toxic")
+        return json_response(target.add_toxic(body).to_json())
 
     async def toxic_show(self, request: Request, proxy: str, toxic: str) -> Response:
         return json_response(self._proxy(proxy).get_toxic(toxic).to_json())

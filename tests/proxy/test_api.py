@@ -202,3 +202,32 @@ def test_api_answers_while_bytes_flow(raw_http, upstream, net):
     finally:
         client.close()
         server.close()
+
+
+def test_reset_resets_every_proxy_it_can_and_names_the_rest(raw_http, echo):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        make_proxy(raw_http, "stuck", echo.address, listen=f"127.0.0.1:{port}", enabled=False)
+        make_proxy(raw_http, "fine", echo.address, enabled=False)
+        for name in ("stuck", "fine"):
+            raw_http("POST", f"/proxies/{name}/toxics", {"type": "latency", "attributes": {"latency": 100}})
+        status, body = raw_http("POST", "/reset")
+        assert status == 500 and "stuck: listen tcp 127.0.0.1" in body["error"] and "fine" not in body["error"]
+        assert raw_http("GET", "/proxies/fine")[1]["enabled"] is True  # the one after it was reset all the same
+        assert raw_http("GET", "/proxies/fine")[1]["toxics"] == raw_http("GET", "/proxies/stuck")[1]["toxics"] == []
+    assert raw_http("POST", "/reset") == (204, None)  # freed: every proxy enabled
+    still_serving(raw_http)
+
+
+def test_deep_json_and_names_no_path_can_name_are_400(raw_http, echo):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    status, body = raw_http("POST", "/proxies", raw=deep)
+    assert status == 400 and "nested too deeply" in body["error"]
+    for name, says in [("x" * 100_000, "at most 255"), ("a/b", "holds '/'"), ("tab\there", "control character")]:
+        status, body = raw_http("POST", "/proxies", {"name": name, "upstream": echo.address, "listen": "127.0.0.1:0"})
+        assert status == 400 and says in body["error"], body
+    longest = make_proxy(raw_http, "n" * 255, echo.address)["name"]
+    status, body = raw_http("POST", f"/proxies/{longest}/toxics", {"type": "latency", "name": "t" * 256})
+    assert status == 400 and "at most 255" in body["error"]
+    assert raw_http("DELETE", f"/proxies/{longest}") == (204, None)  # whatever can be created can be deleted
+    still_serving(raw_http)
