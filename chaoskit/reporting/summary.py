@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable
 
-from chaoskit.checkers.situate import witness_text
+from chaoskit.checkers.situate import OP_FIELDS, witness_text
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #1d1d1f; }
@@ -129,6 +129,15 @@ def _size(path: Path) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
 
+def _op_links(w: Any, to_timeline: str | None) -> str:
+    """Links from a witness to its ops in the run's timeline."""
+    if not to_timeline:
+        return ""
+    ops = sorted({w[f] for f in OP_FIELDS if isinstance(w.get(f), int)})
+    return (" <small>in the timeline: " + ", ".join(f"<a class='op-link' href='{_e(to_timeline)}#op-{i}'>op {i}</a>"
+                                                     for i in ops) + "</small>") if ops else ""
+
+
 def _run_section(result: Any, out_dir: Path, images: list[str], own_page: bool = False) -> str:
     stats = result.stats
     figures = (f"{stats.get('ops', 0)} ops, {stats.get('acked', 0)} acknowledged writes, "
@@ -141,10 +150,14 @@ def _run_section(result: Any, out_dir: Path, images: list[str], own_page: bool =
         from chaoskit.run.availability import describe
 
         figures += f"; availability: {describe(stats['availability'])}"
+    timeline = Path(result.run_dir) / "timeline.html"
+    to_timeline = os.path.relpath(timeline, out_dir) if timeline.exists() else None
     witnesses = "".join(f"<h3>{_e(name)}: {len(check.witnesses)} witness(es)</h3><ol class='witnesses'>"
-                        + "".join(f"<li>{_e(witness_text(w))}</li>" for w in check.witnesses) + "</ol>"
-                        for name, check in sorted(result.verdict.results.items())
+                        + "".join(f"<li>{_e(witness_text(w))}{_op_links(w, to_timeline)}</li>" for w in check.witnesses)
+                        + "</ol>" for name, check in sorted(result.verdict.results.items())
                         if check.valid is False and check.witnesses)
+    if to_timeline:
+        witnesses += f"<p><a class='timeline' href='{_e(to_timeline)}'>the timeline</a>: every op in time, the faults</p>"
     page = "" if own_page else (f"<p>the run's page, with every file it left: <a class='run-page' href='"
                                 f"{_e(os.path.relpath(Path(result.run_dir) / 'index.html', out_dir))}'>"
                                 f"{_e(result.run_id)}</a></p>")
@@ -156,16 +169,20 @@ def _run_section(result: Any, out_dir: Path, images: list[str], own_page: bool =
 
 
 def plot_run(result: Any) -> list[Path]:
-    """The run's plots (latency/throughput with fault windows, key-order timelines) in run_dir/plots;
-    a plot that fails is noted in the run's stats, never hides its verdict."""
+    """The run's plots (latency/throughput with fault windows, key-order timelines) in run_dir/plots
+    and its timeline.html, then its page again with them; a plot that fails is noted in the run's
+    stats, never hides its verdict."""
     try:
         from chaoskit.history.reader import History
         from chaoskit.reporting.plots import plot_verdict
+        from chaoskit.reporting.timeline import write_timeline
 
         if not result.history.exists():
             return []
-        plots = list(plot_verdict(result.verdict, History.from_path(result.history).ops, result.run_dir / "plots"))
-        write_run_page(result)  # now with its plots
+        ops = History.from_path(result.history).ops
+        plots = list(plot_verdict(result.verdict, ops, result.run_dir / "plots"))
+        write_timeline(result, ops)
+        write_run_page(result)  # now with its plots and timeline
         return plots
     except Exception as e:  # noqa: BLE001 -- see above
         result.stats["plot_error"] = f"{type(e).__name__}: {e}"

@@ -3,6 +3,7 @@ plot, and links each run's page; a run's page (reports/runs/<id>/index.html) lin
 run left and lists every witness; a page with a broken plot is told apart."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -74,3 +75,22 @@ def test_each_run_has_its_own_page_linking_every_file_it_left_and_the_summary_li
     summary = write_summary([result], tmp_path / "summary", "one run", plots)
     run_page = re.search(r"<a class=\"run-page\" href=\"([^\"]+)\"", render(summary)).group(1)
     assert (summary.parent / run_page).resolve() == page.resolve()
+
+
+def test_the_timeline_draws_every_process_the_faults_by_name_and_the_witnesses_ops(make_result):
+    result = make_result("unpatched", plant=("key-order",))
+    plot_run(result)
+    timeline = result.run_dir / "timeline.html"
+    dom = render(timeline)
+    lanes = re.findall(r"<span class=\"name\">([^<]+)</span>", dom)
+    ops = [json.loads(line) for line in result.history.read_text().splitlines()]
+    assert set(lanes) == {str(op["process"]) for op in ops if op["process"] != "nemesis"}
+    faults = re.findall(r"<div class=\"(?:fault|admin)\"[^>]*title=\"([^\"]+)\"", dom)
+    assert faults and all(re.search(r"\w+ \S+", f) for f in faults)  # kind and target, not "fault window"
+    w = result.verdict.results["key-order"].witnesses[0]
+    for field in ("first_delivered", "second_delivered"):
+        assert re.search(rf"<div class=\"op witness\" id=\"op-{w[field]}\"", dom), field
+    page = render(result.run_dir / "index.html")  # the run's page links each witness op into the timeline
+    links = re.findall(r"<a class=\"op-link\" href=\"timeline.html#op-(\d+)\"", page)
+    assert {str(w["first_delivered"]), str(w["second_delivered"])} <= set(links)
+    assert all(re.search(rf"id=\"op-{i}\"", dom) for i in links)  # every link lands on an op
