@@ -52,7 +52,8 @@ def register(sub: Any) -> None:
                     help="with --proxied: use this running Toxiproxy API instead of starting chaoskit's own")
     up.add_argument("--seed", type=int, default=0, help="seed of the fault proxy's random draws (default 0)")
     up.add_argument("--json-file", type=Path, help="also write the cluster's JSON description here")
-    up.add_argument("--run-dir", type=Path, help="where logs and data go (default reports/runs/<run id>)")
+    up.add_argument("--out", "--run-dir", dest="run_dir", type=Path,
+                    help="the cluster's own folder for logs and data (default reports/runs/<run id>)")
     up.set_defaults(func=cluster_up)
     down = actions.add_parser("down", help="kill every process of a run left up (e.g. by --chaos-keep)")
     down.add_argument("run_id", metavar="RUN_ID", help="the run id (the name of its reports/runs/ folder)")

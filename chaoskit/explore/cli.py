@@ -53,7 +53,9 @@ def register(sub: Any) -> None:
     p.add_argument("--faults", help="only these faults in the grammar (comma-separated; default: every installed one)")
     p.add_argument("--no-shrink", action="store_true", help="keep findings as found")
     p.add_argument("--shrink-budget", default="10m", help="how long shrinking a finding may take (default 10m)")
-    p.add_argument("--out", type=Path, help="the explore's folder (default reports/explore/<id>)")
+    p.add_argument("--reports", type=Path, default=Path("reports"), help="where every command's output goes "
+                                                                          "(default reports/): explore/<id>/ here")
+    p.add_argument("--out", type=Path, help="the explore's own folder (default <reports>/explore/<id>)")
     p.add_argument("--resume", type=Path, metavar="DIR", help="carry on an explore from its folder")
     p.add_argument("--keep-runs", action="store_true", help="keep every run's folder, not only those that added "
                                                              "coverage or found something")
@@ -92,7 +94,7 @@ def settings_from(args: argparse.Namespace) -> tuple[Settings, bool]:
         saved = Corpus.open(args.resume).settings
         settings = Settings.from_json(saved, args.resume)
         return replace(settings, budget_s=budget, shrink_budget_s=shrink_budget, jobs=args.jobs), True
-    out = args.out or Path("reports") / "explore" / new_run_id()
+    out = args.out or args.reports / "explore" / new_run_id()
     base = base_test(args.base, args.profile or "patched") if args.base else default_base()
     mutations = sorted(checked(m.strip() for m in args.mutation.split(","))) if args.mutation else base.mutations
     changes = {"client": args.client, "profile": args.profile, "backend": args.backend, "duration_s": args.duration}

@@ -25,7 +25,7 @@ def explore_mutations(names: list[str], args: argparse.Namespace) -> int:
         raise ValueError(f"no mutation named {', '.join(unknown)}; they are {', '.join(MUTATIONS)}")
     budget = parse_budget(args.explore)
     seed, seeds = cell_seeds(args.seed, args.seeds)
-    out = args.out.resolve()
+    out = (args.out or args.reports / "mutations").resolve()
     print(f"chaoskit mutate --explore: seed {seed} ({', '.join(map(str, seeds))}), {len(names)} mutations, "
           f"{budget:g} s each, {args.strategy} search, {args.client} client, {args.duration:g} s runs, out {out}",
           flush=True)

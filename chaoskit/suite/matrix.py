@@ -43,7 +43,9 @@ def register(sub: Any) -> None:
                    help="patched (default: does the client keep its promises?), unpatched or both")
     p.add_argument("--seeds", type=int, default=3, help="seeds per cell (default 3)")
     p.add_argument("--seed", type=int, help="the seed the cells' seeds are drawn from (default: drawn, printed)")
-    p.add_argument("--out", type=Path, default=Path("reports") / "matrix", help="where the report goes")
+    p.add_argument("--reports", type=Path, default=Path("reports"), help="where every command's output goes "
+                                                                          "(default reports/): matrix/ here")
+    p.add_argument("--out", type=Path, default=None, help="the report's own folder (default <reports>/matrix)")
     p.add_argument("--suites-dir", type=Path, default=SUITES, help="where the suite files are (default suites/)")
     p.set_defaults(func=matrix_command)
 
@@ -75,7 +77,7 @@ def matrix_command(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"no suite {', '.join(missing)} in {args.suites_dir}")
     seed, seeds = cell_seeds(args.seed, args.seeds)
-    out = args.out.resolve()
+    out = (args.out or args.reports / "matrix").resolve()
     print(f"chaoskit matrix: seed {seed} ({', '.join(map(str, seeds))}), clients {', '.join(clients)}, suites "
           f"{', '.join(suites)}, {args.profiles}; out {out}", flush=True)
     report: dict[str, Any] = {"seed": seed, "seeds": seeds, "cells": [], "clients": {

@@ -46,8 +46,10 @@ def register(sub: Any) -> None:
                                                          "smoke cases (a gap a nightly story closes counts)")
     p.add_argument("--seeds", type=int, default=3, help="seeds per mutation and suite (default 3)")
     p.add_argument("--seed", type=int, help="the seed the runs' seeds are drawn from (default: drawn, printed)")
-    p.add_argument("--out", type=Path, default=Path("reports") / "mutations",
-                   help="where mutations.json, mutations.md and the runs go")
+    p.add_argument("--reports", type=Path, default=Path("reports"), help="where every command's output goes "
+                                                                          "(default reports/): mutations/ here")
+    p.add_argument("--out", type=Path, default=None,
+                   help="the own folder of mutations.json, mutations.md and the runs (default <reports>/mutations)")
     p.add_argument("--suites-dir", type=Path, default=SUITES, help="where the suite files are (default suites/)")
     p.add_argument("--explore", metavar="BUDGET", help="search with chaoskit explore for this long per mutation and "
                                                        "seed instead of running the suites (e.g. 10m)")
@@ -97,7 +99,7 @@ def mutate_command(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from e
     seed, seeds = cell_seeds(args.seed, args.seeds)
-    out = args.out.resolve()
+    out = (args.out or args.reports / "mutations").resolve()
     print(f"chaoskit mutate: seed {seed} ({', '.join(map(str, seeds))}), {len(pairs)} mutation x suite pairs, "
           f"out {out}", flush=True)
     table: dict[str, Any] = {"seed": seed, "seeds": seeds, "goal": GOAL, "nightly": args.nightly, "mutations": {}}

@@ -47,7 +47,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser("nightly", help="loop the chaos suites with fresh seeds; keep failing seeds",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--duration", type=duration_arg, default=3600.0, help="how long to keep looping (default 1h)")
-    p.add_argument("--suites", default="suites/", help="the suites to run (default suites/)")
+    p.add_argument("--suites", help="comma-separated suite names, e.g. kip253_expansion (default: every suite in "
+                                    "--suites-dir)")
+    p.add_argument("--suites-dir", type=Path, default=Path("suites"), help="where the suite files are (default "
+                                                                            "suites/)")
     p.add_argument("--seed", type=seed_arg, default=None, help="random (default) or N: the night's seed")
     p.add_argument("--reports", type=Path, default=Path("reports"), help="where nightly/<id>/ goes")
     p.add_argument("--run-duration", type=duration_arg, default=None,
@@ -65,11 +68,30 @@ def register(sub: Any) -> None:
     p.set_defaults(func=nightly_command)
 
 
+def suite_files(args: argparse.Namespace) -> list[str]:
+    """The suite files --suites names in --suites-dir (every one when it names none). A folder given
+    to --suites, as it once took, is read as --suites-dir."""
+    from chaoskit.cli import UsageError
+
+    if args.suites and Path(args.suites).is_dir():
+        print(f"chaoskit nightly: --suites takes suite names; reading {args.suites} as --suites-dir", flush=True)
+        args.suites_dir, args.suites = Path(args.suites), None
+    known = sorted(p.stem.removeprefix("test_") for p in Path(args.suites_dir).glob("test_*.py"))
+    names = [n.strip() for n in args.suites.split(",") if n.strip()] if args.suites else known
+    missing = sorted(set(names) - set(known))
+    if missing or not names:
+        raise UsageError(f"no suite {', '.join(missing) or 'at all'} in {args.suites_dir}; "
+                         f"the suites are {', '.join(known) or '(none)'}")
+    return [str(Path(args.suites_dir) / f"test_{n}.py") for n in names]
+
+
 def nightly_command(args: argparse.Namespace) -> int:
+    args.suite_files = suite_files(args)
     night_seed = args.seed if args.seed is not None else new_seed()
     out = (args.reports / "nightly" / new_run_id()).resolve()
     night = Nightly(out, night_seed, args)
-    print(f"chaoskit nightly: seed {night_seed}, {args.duration:g} s, suites {args.suites}, reports {out}", flush=True)
+    names = ", ".join(Path(f).stem.removeprefix("test_") for f in args.suite_files)
+    print(f"chaoskit nightly: seed {night_seed}, {args.duration:g} s, suites {names}, reports {out}", flush=True)
     night.jobs()
     night.loop()
     print(night.summary_text(), flush=True)
@@ -81,14 +103,14 @@ class Nightly:
         self.out, self.seed, self.args = out, seed, args
         self.rng = random.Random(seed)
         self.allure = out / "allure-results"
-        self.summary: dict[str, Any] = {"seed": seed, "suites": args.suites, "started": time.strftime("%FT%T%z"),
+        self.summary: dict[str, Any] = {"seed": seed, "suites": args.suite_files, "started": time.strftime("%FT%T%z"),
                                         "rounds": [], "runs": 0, "anomalies": {}, "failing": [], "crashed_rounds": 0}
 
     def jobs(self) -> None:
         """The long jobs asked for (--matrix, --mutations), each a chaoskit command into the night's folder;
         their exit codes and how to re-run them go into the summary."""
         every = "kafka-python,librdkafka,aiokafka,ordered"
-        suites = ",".join(sorted(p.stem.removeprefix("test_") for p in Path(self.args.suites).glob("test_*.py")))
+        suites = ",".join(Path(f).stem.removeprefix("test_") for f in self.args.suite_files)
         asked = {"matrix": ["matrix", f"--clients={every}", f"--suites={suites}", "--profiles=both"],
                  "mutations": ["mutate"]}
         for name, cmd in asked.items():
@@ -118,9 +140,9 @@ class Nightly:
         where = self.out / "rounds" / str(n)
         where.mkdir(parents=True, exist_ok=True)
         junit = where / "junit.xml"
-        duration_arg = [f"--chaos-duration={self.args.run_duration:g}"] if self.args.run_duration else []
-        cmd = [sys.executable, "-m", "pytest", self.args.suites, "-m", self.args.marker, f"--chaos-seed={seed}",
-               *duration_arg, f"--chaos-reports={where}",
+        run_duration = [f"--chaos-duration={self.args.run_duration:g}"] if self.args.run_duration else []
+        cmd = [sys.executable, "-m", "pytest", *self.args.suite_files, "-m", self.args.marker, f"--chaos-seed={seed}",
+               *run_duration, f"--chaos-reports={where}",
                f"--alluredir={self.allure}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q",
                *self.args.pytest_args]
         began = time.monotonic()

@@ -50,7 +50,7 @@ def test_a_night_survives_a_killed_runner_and_keeps_every_rounds_results(tmp_pat
     suites.mkdir()
     (suites / "test_night.py").write_text(SUITE)
     out = subprocess.run([sys.executable, "-c", "import sys; from chaoskit.cli import main; sys.exit(main())",
-                          "nightly", "--duration", "12s", "--suites", str(suites), "--seed", "7",
+                          "nightly", "--duration", "12s", "--suites-dir", str(suites), "--seed", "7",
                           "--reports", str(tmp_path / "reports"), "--marker", "not nothing", "--run-duration", "1"],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     night = next((tmp_path / "reports" / "nightly").iterdir())
