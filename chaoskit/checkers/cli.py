@@ -89,16 +89,16 @@ def check_one(path: Path, args: argparse.Namespace, checks: list[str] | None) ->
 
 
 def show(verdict: Any, path: Path, ops: int) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from chaoskit.reporting.terminal import STYLE as style
+    from chaoskit.reporting.terminal import console as new_console
 
-    console = Console()
+    console = new_console()
     table = Table(title=f"{path} ({ops} ops)")
     for col in ("check", "verdict", "counts", "first witness"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, overflow="fold", no_wrap=col in ("check", "verdict"))
     for name, r in verdict.results.items():
         counts = ", ".join(f"{k} {v}" for k, v in r.counts.items())
         first = witness_text(r.witnesses[0]) if r.witnesses else (r.error or "")

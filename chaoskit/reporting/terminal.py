@@ -9,12 +9,24 @@ from chaoskit.checkers.result import verdict_word
 STYLE = {"clean": "green", "anomaly": "bold red", "not exercised": "dim"}
 
 
+PIPED_WIDTH = 200  # output that is not a terminal: wide, so that no name is cut mid-word
+
+
+def console() -> Any:
+    """A rich Console for chaoskit's own lines: the terminal's width, or PIPED_WIDTH when piped."""
+    import sys
+
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=PIPED_WIDTH)
+
+
 def verdict_table(results: Iterable[Any], title: str = "verdict") -> Any:
     from rich.table import Table
 
     results = list(results)
     table = Table(title=title, show_lines=False)
-    table.add_column("check")
+    table.add_column("check", no_wrap=True)
     for r in results:
         table.add_column(f"{r.test.name}\n{r.test.profile} / {r.test.client}")
     table.add_row("[b]verdict[/b]", *(_cell(verdict_word(r.valid), bold=True) for r in results))
@@ -43,28 +55,27 @@ def _count(name: str, counts: dict[str, Any]) -> str:
 
 
 def print_results(results: Iterable[Any], title: str = "verdict") -> None:
-    from rich.console import Console
     from rich.markup import escape
 
     from chaoskit.checkers.situate import witness_text
     from chaoskit.run.availability import describe
 
     results = list(results)
-    console = Console()
-    console.print(verdict_table(results, title))
+    out = console()
+    out.print(verdict_table(results, title))
     for r in results:
-        console.print(f"[b]{r.test.name} {r.test.profile}[/b]: {r.run_dir}/index.html"
-                      + "".join(f"\n  replay: {escape(c)}" for c in r.replays), highlight=False, soft_wrap=True)
+        out.print(f"[b]{r.test.name} {r.test.profile}[/b]: {r.run_dir}/index.html"
+                  + "".join(f"\n  replay: {escape(c)}" for c in r.replays), highlight=False, soft_wrap=True)
         if r.error:
-            console.print(f"  [yellow]run error: {r.error}[/yellow]", highlight=False)
-        console.print(f"  verdict: {_cell(verdict_word(r.valid))}: {escape(r.verdict.tally)}", highlight=False,
-                      soft_wrap=True)
+            out.print(f"  [yellow]run error: {r.error}[/yellow]", highlight=False)
+        out.print(f"  verdict: {_cell(verdict_word(r.valid))}: {escape(r.verdict.tally)}", highlight=False,
+                  soft_wrap=True)
         if r.verdict.valid == "unknown":
-            console.print(f"  [yellow]unknown: {escape(str(r.verdict.reason))}[/yellow]", highlight=False,
-                          soft_wrap=True)
+            out.print(f"  [yellow]unknown: {escape(str(r.verdict.reason))}[/yellow]", highlight=False,
+                      soft_wrap=True)
         for name, check in sorted(r.verdict.results.items()):
             if check.valid is False and check.witnesses:  # the first witness, in time and among the faults
-                console.print(f"  [red]{name}[/red]: {escape(witness_text(check.witnesses[0]))}", highlight=False,
-                              soft_wrap=True)
+                out.print(f"  [red]{name}[/red]: {escape(witness_text(check.witnesses[0]))}", highlight=False,
+                          soft_wrap=True)
         if r.stats.get("availability"):
-            console.print(f"  availability: {describe(r.stats['availability'])}", highlight=False)
+            out.print(f"  availability: {describe(r.stats['availability'])}", highlight=False)

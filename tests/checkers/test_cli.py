@@ -21,6 +21,8 @@ def test_exit_codes_and_outputs(tmp_path: Path):
     out = chaoskit("check", str(clean), "--engine", "local")
     assert out.returncode == 0, out.stderr
     assert "key-order" in out.stdout and "verdict: clean: " in out.stdout
+    # piped, not a terminal: every check's name whole on its line, never wrapped mid-word
+    assert all(name in out.stdout for name in ("truncation-undetected", "inconsistent-offsets", "nonmonotonic-send"))
     out = chaoskit("check", str(bad), "--engine", "local", "--json")
     assert out.returncode == 1, out.stderr
     verdict = json.loads(out.stdout)
