@@ -46,6 +46,11 @@ class Parser(argparse.ArgumentParser):
         self.exit(BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
+def one_line(text: str) -> str:
+    """`text` on one line: a line break a user's input carried into a message is shown, not obeyed."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 def unreadable(path: Path, e: OSError, what: str = "file") -> UsageError:
     """An OSError reading `path` as one line that says what to do."""
     if isinstance(e, FileNotFoundError):
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:
-        print(f"chaoskit {args.command}: {exc}", file=sys.stderr)
+        print(f"chaoskit {args.command}: {one_line(str(exc))}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
         return 130

@@ -1,7 +1,9 @@
-"""Bad input never looks like a verdict: `chaoskit check`, `run` and `export` answer a file they
-cannot use (missing, empty, binary, cut short, another format, a folder, the wrong JSON shape) and
-an output they cannot write with one line on stderr, no traceback, and exit 3 (never 1, an anomaly,
-nor 2, unknown). Hypothesis feeds them generated garbage in this process; nothing starts a cluster."""
+"""Bad input never looks like a verdict: `chaoskit check`, `run`, `export` and `schedule` answer a
+file they cannot use (missing, empty, binary, cut short, another format, a folder, the wrong JSON
+shape) and an output they cannot write, and `matrix`, `mutate` and `nightly` a suite or mutation
+that does not exist, with one line on stderr, no traceback, and exit 3 (never 1, an anomaly, nor 2,
+unknown). Hypothesis feeds them generated garbage in this process; nothing starts a cluster. (admin
+and cluster take arguments only: argparse's errors exit 3 too, tests/client/test_admin_cli.py.)"""
 from __future__ import annotations
 
 import json
@@ -89,3 +91,25 @@ def test_each_kind_of_bad_input_says_what_is_wrong(tmp_path, capsys, argv, says)
         return
     assert says in answered(capsys, argv)
     assert not (tmp_path / "runs").exists() and not (tmp_path / "missing").exists()  # nothing started or written
+
+
+@ONCE
+@given(content=GARBAGE)
+def test_schedule_answers_garbage_specs_as_bad_input(tmp_path_factory, capsys, content):
+    spec = written(tmp_path_factory.mktemp("garbage"), "spec.json", content)
+    answered(capsys, ["schedule", str(spec), "--seed", "1"])
+
+
+NAMES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=30)
+
+
+@ONCE
+@given(name=NAMES)
+def test_suite_and_mutation_names_that_do_not_exist_are_bad_input(tmp_path_factory, capsys, monkeypatch, name):
+    assume(name.strip(" ,") and "\n" not in name)
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # no suites/ here: nothing can start
+    root = Path(__file__).resolve().parents[1]
+    for argv in (["matrix", "--suites", name, "--suites-dir", str(root / "suites")],
+                 ["mutate", "--mutations", name],
+                 ["nightly", "--suites", name, "--suites-dir", str(root / "suites"), "--duration", "1s"]):
+        answered(capsys, argv)

@@ -65,7 +65,7 @@ def check_one(path: Path, args: argparse.Namespace, checks: list[str] | None) ->
     from chaoskit.checkers.compose import run_checks
     from chaoskit.history.reader import History, detect_format
 
-    from chaoskit.cli import BAD_INPUT, unreadable
+    from chaoskit.cli import BAD_INPUT, one_line, unreadable
 
     try:
         history = History.from_path(path, args.format).readable(path)
@@ -73,10 +73,10 @@ def check_one(path: Path, args: argparse.Namespace, checks: list[str] | None) ->
         if model is not None and (args.format or detect_format(path)) in ("edn", "jepsen-log"):
             history = history.named_for(model)
     except OSError as e:
-        print(f"chaoskit check: {unreadable(path, e, 'history')}", file=sys.stderr)
+        print(f"chaoskit check: {one_line(str(unreadable(path, e, 'history')))}", file=sys.stderr)
         return BAD_INPUT
     except ValueError as e:  # HistoryError among them
-        print(f"chaoskit check: {e if str(path) in str(e) else f'{path}: {e}'}", file=sys.stderr)
+        print(f"chaoskit check: {one_line(str(e) if str(path) in str(e) else f'{path}: {e}')}", file=sys.stderr)
         return BAD_INPUT
     verdict = run_checks(history, checks, engine=args.engine, master=args.spark_master, model=model)
     if args.json:
