@@ -10,6 +10,7 @@ browser test can tell a page that renders from one whose images are broken.
 from __future__ import annotations
 
 import html
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -22,7 +23,7 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #1d1d1f; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: .35em .7em; text-align: left; vertical-align: top; }
 th { background: #f3f3f5; }
-.clean { background: #dff5e1; } .anomaly { background: #fbdcdc; } .unknown { background: #fff1c9; } .unjudged { color: #777; }
+.clean { background: #dff5e1; } .anomaly { background: #fbdcdc; } .expected { background: #dde8f7; } .unknown { background: #fff1c9; } .unjudged { color: #777; }
 code { background: #f3f3f5; padding: .1em .3em; border-radius: 3px; }
 .plots img { max-width: 46%; margin: .5em; border: 1px solid #ddd; }
 """
@@ -76,6 +77,14 @@ def write_run_page(result: Any) -> Path:
                  [result], body)
 
 
+def page_quietly(result: Any) -> None:
+    """write_run_page, where a page that fails is logged and never hides the verdict."""
+    try:
+        write_run_page(result)
+    except Exception as e:  # noqa: BLE001 -- the page is a view of results written already
+        logging.getLogger("chaoskit.reporting").warning("the page of run %s: %r", result.run_id, e)
+
+
 def _page(path: Path, title: str, note: str, results: list[Any], body: str) -> Path:
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title><style>{STYLE}</style>"
             f"</head><body><h1>{_e(title)}</h1>{f'<p>{_e(note)}</p>' if note else ''}"
@@ -88,7 +97,7 @@ def _verdict_table(results: list[Any]) -> str:
     checks = sorted({name for r in results for name in r.verdict.results})
     head = "".join(f"<th>{_e(r.test.name)}<br>{_e(r.test.profile)}, {_e(r.test.client)} client</th>" for r in results)
     rows = []
-    overall = "".join(f'<td class="{_word(r.valid)[1]}"><b>{_word(r.valid)[0]}</b><br><small>{_e(r.verdict.tally)}'
+    overall = "".join(f'<td class="{r.shown[1]}"><b>{r.shown[0]}</b><br><small>{_e(r.verdict.tally)}'
                       f'</small></td>' for r in results)
     rows.append(f"<tr><th>verdict</th>{overall}</tr>")
     for name in checks:

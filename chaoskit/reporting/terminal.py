@@ -4,9 +4,8 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from chaoskit.checkers.catalog import CHECKS
-from chaoskit.checkers.result import verdict_word
 
-STYLE = {"clean": "green", "anomaly": "bold red", "not exercised": "dim"}
+STYLE = {"clean": "green", "anomaly": "bold red", "not exercised": "dim", "caught, as expected": "blue"}
 
 
 PIPED_WIDTH = 200  # output that is not a terminal: wide, so that no name is cut mid-word
@@ -29,7 +28,7 @@ def verdict_table(results: Iterable[Any], title: str = "verdict") -> Any:
     table.add_column("check", no_wrap=True)
     for r in results:
         table.add_column(f"{r.test.name}\n{r.test.profile} / {r.test.client}")
-    table.add_row("[b]verdict[/b]", *(_cell(verdict_word(r.valid), bold=True) for r in results))
+    table.add_row("[b]verdict[/b]", *(_cell(r.shown[0], bold=True) for r in results))
     for name in sorted({n for r in results for n in r.verdict.results}):
         cells = []
         for r in results:
@@ -68,7 +67,7 @@ def print_results(results: Iterable[Any], title: str = "verdict") -> None:
                   + "".join(f"\n  replay: {escape(c)}" for c in r.replays), highlight=False, soft_wrap=True)
         if r.error:
             out.print(f"  [yellow]run error: {r.error}[/yellow]", highlight=False)
-        out.print(f"  verdict: {_cell(verdict_word(r.valid))}: {escape(r.verdict.tally)}", highlight=False,
+        out.print(f"  verdict: {_cell(r.shown[0])}: {escape(r.verdict.tally)}", highlight=False,
                   soft_wrap=True)
         if r.verdict.valid == "unknown":
             out.print(f"  [yellow]unknown: {escape(str(r.verdict.reason))}[/yellow]", highlight=False,

@@ -178,6 +178,18 @@ class RunResult:
     schedule: Schedule | None
     stats: dict[str, Any]
     error: str | None = None  # the run itself broke (not an anomaly): its checks are what could be done
+    # the anomalies the run exists to show (the unpatched side of a comparison), once a suite or the
+    # demo says; None: not said. Reports then name a catch "caught, as expected", apart from a failure
+    expected: set[str] | None = None
+
+    @property
+    def shown(self) -> tuple[str, str]:
+        """(words, css class) a report gives the overall verdict: clean, anomaly, unknown, or
+        "caught, as expected" when the anomalies found are ones the run exists to show."""
+        if self.valid is False and self.expected and self.anomalies & self.expected:
+            return "caught, as expected", "expected"
+        word = {True: "clean", False: "anomaly"}.get(self.valid, "unknown")  # type: ignore[call-overload]
+        return word, word
 
     @property
     def valid(self) -> Any:

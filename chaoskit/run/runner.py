@@ -95,19 +95,16 @@ def run(test: ChaosTest, progress: bool = False, keep: bool = False, lane: Any =
     release(parts, kept=verdict.valid is not True)
     result = RunResult(test, parts.live.run_id, parts.live.run_dir, verdict, parts.schedule, parts.stats, error)
     (parts.live.run_dir / RESULTS_FILE).write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
-    _page(result)
+    page_quietly(result)
     get_plugin_manager().hook.chaoskit_run_end(run=parts.live, result=result)
     return result
 
 
-def _page(result: RunResult) -> None:
-    """The run's own page (reports/runs/<id>/index.html); one that fails is noted, never hides the verdict."""
-    from chaoskit.reporting.summary import write_run_page
+def page_quietly(result: RunResult) -> None:
+    """The run's own page (reports/runs/<id>/index.html); one that fails never hides the verdict."""
+    from chaoskit.reporting.summary import page_quietly as write
 
-    try:
-        write_run_page(result)
-    except Exception as e:  # noqa: BLE001 -- the results are written already
-        log.warning("the run's page of %s: %r", result.run_id, e)
+    write(result)
 
 
 # --- the phases --------------------------------------------------------------------------------

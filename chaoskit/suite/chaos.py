@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from chaoskit.checkers.situate import witness_text
+from chaoskit.reporting.summary import page_quietly
 from chaoskit.run.chaostest import ChaosTest, RunResult, chaoskit_command
 from chaoskit.run.runner import run
 
@@ -174,6 +175,8 @@ class Chaos:
                 expected = set(result.anomalies)  # caught is caught: the search's finding need not be the story's kind
         if self.claimed(result) == "not claimed":
             _not_claimed(result, self.marker.get("guarantee"), evidence or {})
+        result.expected = expected
+        page_quietly(result)  # its page now tells a catch the run exists for from a failure
         expect_verdict(result, expected, set(refused), evidence or {})
 
     def claimed(self, result: RunResult) -> str:

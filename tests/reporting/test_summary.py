@@ -94,3 +94,13 @@ def test_the_timeline_draws_every_process_the_faults_by_name_and_the_witnesses_o
     links = re.findall(r"<a class=\"op-link\" href=\"timeline.html#op-(\d+)\"", page)
     assert {str(w["first_delivered"]), str(w["second_delivered"])} <= set(links)
     assert all(re.search(rf"id=\"op-{i}\"", dom) for i in links)  # every link lands on an op
+
+
+def test_a_catch_the_run_exists_for_stands_apart_from_a_failure(make_result, tmp_path):
+    expected, unexpected = make_result("unpatched", plant=("key-order",)), make_result("patched", plant=("key-order",))
+    expected.expected = {"key-order"}  # the unpatched side of a comparison: caught is its pass
+    assert expected.shown == ("caught, as expected", "expected") and unexpected.shown == ("anomaly", "anomaly")
+    dom = render(write_summary([unexpected, expected], tmp_path / "summary", "both"))
+    overall = re.search(r"<th>verdict</th>(.*?)</tr>", dom, re.S).group(1)
+    assert re.findall(r'class="(\w+)"><b>([^<]+)</b>', overall) == [("anomaly", "anomaly"),
+                                                                     ("expected", "caught, as expected")]
