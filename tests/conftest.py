@@ -193,3 +193,22 @@ class Net:
 @pytest.fixture
 def net() -> Net:
     return Net()
+
+
+@pytest.fixture
+def render() -> Callable[[Any], str]:
+    """A page's DOM after load, as headless Chromium (Debian's) builds it: scripts run, images decoded."""
+    import shutil
+    import subprocess
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.fail("chromium is not installed: run `make setup` (it installs Debian's chromium)")
+
+    def dom(page: Any) -> str:
+        out = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
+                              "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout
+    return dom

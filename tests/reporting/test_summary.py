@@ -5,29 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-from pathlib import Path
-
-import pytest
 
 from chaoskit.reporting.summary import plot_run, write_summary
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
-
-def render(index: Path) -> str:
-    """The DOM after load, as headless Chromium builds it (scripts run, images decoded)."""
-    if CHROMIUM is None:
-        pytest.fail("chromium is not installed: run `make setup` (it installs Debian's chromium)")
-    out = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
-                          "--virtual-time-budget=5000", "--dump-dom", index.as_uri()],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return out.stdout
-
-
-def test_the_summary_shows_the_verdicts_side_by_side_and_its_plots_load(make_result, tmp_path):
+def test_the_summary_shows_the_verdicts_side_by_side_and_its_plots_load(make_result, tmp_path, render):
     patched, unpatched = make_result("patched"), make_result("unpatched", plant=("key-order",))
     assert patched.valid is True and unpatched.valid is False
     plots = {r.run_id: plot_run(r) for r in (patched, unpatched)}
@@ -45,7 +27,7 @@ def test_the_summary_shows_the_verdicts_side_by_side_and_its_plots_load(make_res
     assert "--chaos-seed" not in dom and "chaoskit run" in dom  # each run's replay command is on the page
 
 
-def test_a_broken_plot_is_reported_by_the_page(make_result, tmp_path):
+def test_a_broken_plot_is_reported_by_the_page(make_result, tmp_path, render):
     result = make_result("unpatched", plant=("key-order",))
     plots = {result.run_id: plot_run(result)}
     index = write_summary([result], tmp_path / "summary", "broken", plots)
@@ -54,7 +36,8 @@ def test_a_broken_plot_is_reported_by_the_page(make_result, tmp_path):
     assert re.search(r'data-plots-loaded="broken:1"', render(index))
 
 
-def test_each_run_has_its_own_page_linking_every_file_it_left_and_the_summary_links_to_it(make_result, tmp_path):
+def test_each_run_has_its_own_page_linking_every_file_it_left_and_the_summary_links_to_it(make_result, tmp_path,
+                                                                                          render):
     result = make_result("unpatched", plant=("key-order", "key-order"))
     (result.run_dir / "results.json").write_text("{}")
     (result.run_dir / "nodes").mkdir()
@@ -77,7 +60,7 @@ def test_each_run_has_its_own_page_linking_every_file_it_left_and_the_summary_li
     assert (summary.parent / run_page).resolve() == page.resolve()
 
 
-def test_the_timeline_draws_every_process_the_faults_by_name_and_the_witnesses_ops(make_result):
+def test_the_timeline_draws_every_process_the_faults_by_name_and_the_witnesses_ops(make_result, render):
     result = make_result("unpatched", plant=("key-order",))
     plot_run(result)
     timeline = result.run_dir / "timeline.html"
@@ -96,7 +79,7 @@ def test_the_timeline_draws_every_process_the_faults_by_name_and_the_witnesses_o
     assert all(re.search(rf"id=\"op-{i}\"", dom) for i in links)  # every link lands on an op
 
 
-def test_a_catch_the_run_exists_for_stands_apart_from_a_failure(make_result, tmp_path):
+def test_a_catch_the_run_exists_for_stands_apart_from_a_failure(make_result, tmp_path, render):
     expected, unexpected = make_result("unpatched", plant=("key-order",)), make_result("patched", plant=("key-order",))
     expected.expected = {"key-order"}  # the unpatched side of a comparison: caught is its pass
     assert expected.shown == ("caught, as expected", "expected") and unexpected.shown == ("anomaly", "anomaly")

@@ -4,12 +4,14 @@ test.json replays the same schedule; --chaos-keep leaves a run that is not clean
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from chaoskit.cluster.reaper import run_processes
 from chaoskit.nemesis.schedule import SCHEDULE_FILE
+from chaoskit.reporting.summary import plot_run
 from chaoskit.run.chaostest import ChaosTest, Topic, schedule_for
 from chaoskit.run.runner import run
 
@@ -23,7 +25,7 @@ def small(tmp_path: Path, **fields) -> ChaosTest:
                         "workload_options": {"producers": 2, "consumers": 1, "keys": 10, "rate": 20}, **fields})
 
 
-def test_a_control_run_checks_clean_and_its_test_file_replays_its_schedule(tmp_path):
+def test_a_control_run_checks_clean_and_its_test_file_replays_its_schedule(tmp_path, render):
     result = run(small(tmp_path, faults=LATENCY))
     assert result.error is None and result.valid is True, json.dumps(result.to_json(), default=str)[:3000]
     ops = [json.loads(line) for line in result.history.read_text().splitlines()]
@@ -37,7 +39,14 @@ def test_a_control_run_checks_clean_and_its_test_file_replays_its_schedule(tmp_p
 
     assert result.replay == result.run_replay and result.replays == [result.replay]
     assert result.replay.endswith(f"chaoskit run {result.run_dir / 'test.json'}")  # .venv/bin/chaoskit, typed as is
-    assert (result.run_dir / "index.html").exists()  # the run's own page
+    plot_run(result)  # the plots and the timeline, then the run's own page with them
+    page = render(result.run_dir / "index.html")
+    assert re.search(r'<body[^>]*data-plots-loaded="all"', page), page[:2000]
+    links = re.findall(r"<a href=\"([^\"#]+)\"", page)
+    assert {"history.jsonl", "test.json", "results.json", "nemesis-schedule.json", "timeline.html"} <= set(links)
+    assert any(link.endswith(".log") for link in links) and all((result.run_dir / x).exists() for x in links)
+    timeline = render(result.run_dir / "timeline.html")
+    assert re.search(r"class=\"fault\"[^>]*title=\"latency client", timeline), "the latency windows, by name"
     replayed = ChaosTest.from_json(json.loads((result.run_dir / "test.json").read_text()))
     assert schedule_for(replayed).to_json() == (result.run_dir / SCHEDULE_FILE).read_text()
     saved = json.loads((result.run_dir / "results.json").read_text())
