@@ -1,6 +1,7 @@
 """The suites' schedules are a function of the seed: `pytest suites/ -m "chaos and not nightly"
 --chaos-seed=7` twice gives the same schedule files, another seed different ones, and the replay
-command a run records (in its test.json) gives its schedule again. Dry runs: nothing is started."""
+command a run records (in its test.json) gives its schedule again, as `chaoskit run` of that test.json
+does. Dry runs: nothing is started."""
 from __future__ import annotations
 
 import json
@@ -39,3 +40,6 @@ def test_a_recorded_replay_command_gives_the_same_schedule(tmp_path):
     replayed = dry_run(tmp_path / "b", *args[1:])
     schedule = name.replace("test.json", "nemesis-schedule.json")
     assert replayed[schedule] == recorded[schedule]
+    # and `chaoskit run <that test.json>`, the other replay every failure prints, plays it byte for byte
+    from chaoskit.run.chaostest import ChaosTest, schedule_for
+    assert schedule_for(ChaosTest.from_json(json.loads(recorded[name]))).to_json().encode() == recorded[schedule]
