@@ -24,6 +24,7 @@ from chaoskit.explore.steps import QUIET_END_S, Step, StepSchedule
 
 MAX_PARTITIONS = 16
 DRAWS = 4  # kinds tried for one step before the time is left without one
+NOVELTY = 4.0  # how much more often a guided search draws a kind of step no run of it has tried yet
 MAX_RUN_FACTOR = 3.0  # a run with a staged story lasts at most this many times the base's duration
 INF = math.inf
 BROKER, CONTROLLER = "broker", "controller"
@@ -317,6 +318,9 @@ class Grammar:
     duration_s: float
     brokers: int = 3
     fixed: dict[str, str] = field(default_factory=dict)  # settings the base test sets: never drawn
+    # kinds no run has tried yet (the guided search keeps it): drawn NOVELTY times as often, so a rare
+    # story is tried early rather than never (grammar coverage, as a fuzzer favours unhit edges)
+    novel: frozenset[str] = frozenset()
 
     @classmethod
     def for_faults(cls, faults: list[str], topics: Mapping[str, int], duration_s: float, brokers: int = 3,
@@ -352,7 +356,7 @@ class Grammar:
         for _ in range(DRAWS):  # a kind with no step valid now (no partition to target) gives way
             if not kinds:
                 return None
-            kind = _weighted(rng, kinds)
+            kind = _weighted(rng, kinds, self.novel)
             step = kind.draw(rng, model, t)
             if step is not None:
                 model.settings.update(kind.settings)
@@ -421,10 +425,11 @@ class Grammar:
         return model
 
 
-def _weighted(rng: random.Random, kinds: list[StepKind]) -> StepKind:
-    x = rng.random() * sum(k.weight for k in kinds)
-    for k in kinds:
-        x -= k.weight
+def _weighted(rng: random.Random, kinds: list[StepKind], novel: frozenset[str] = frozenset()) -> StepKind:
+    weights = [k.weight * (NOVELTY if k.fault in novel else 1.0) for k in kinds]
+    x = rng.random() * sum(weights)
+    for k, w in zip(kinds, weights):
+        x -= w
         if x < 0:
             return k
     return kinds[-1]

@@ -181,6 +181,8 @@ class Explorer:
         self.claims = client_claims(settings.base.client)
         self._began = 0.0
         self._elapsed_before = self.corpus.timeline[-1][0] if self.corpus.timeline else 0.0
+        # the kinds of step some run has tried (a resume: those its corpus holds)
+        self._tried = {step.fault for e in self.corpus.entries.values() for step in e.schedule.steps}
 
     # --- the loop ---------------------------------------------------------------------------------------
     def run(self) -> ExploreResult:
@@ -227,7 +229,10 @@ class Explorer:
             while not stop and len(pending) < s.jobs:
                 n = self._n = max(self._n, self.corpus.runs)
                 self._n += 1
+                if s.strategy == "coverage":  # the plain random search is the baseline: no favours
+                    self.grammar.novel = frozenset(self.grammar.kinds) - self._tried
                 schedule, parent, edits = self._next(n)
+                self._tried.update(step.fault for step in schedule.steps)
                 test = self.test_of(schedule, n, self._seed_of(n))
                 pending[pool.submit(test)] = (n, schedule, test, parent, edits)
             if not pending:

@@ -121,3 +121,15 @@ def test_a_story_whose_settings_the_base_sets_otherwise_is_never_drawn():
     drawn = [s for seed in range(50) if (s := same.random_schedule(random.Random(seed))).steps]
     assert drawn and all(s.settings["unclean.leader.election.enable"] == "true" and same.valid(s) for s in drawn)
     assert all("min.insync.replicas" not in s.settings for s in drawn)  # the base's own, not the schedule's
+
+
+def test_kinds_no_run_has_tried_are_drawn_more_often(grammar: Grammar):
+    def share(g: Grammar) -> float:
+        steps = [x.fault for seed in range(400) for x in g.random_schedule(random.Random(seed), (3, 5)).steps]
+        return steps.count("zombie-isr") / len(steps)
+    plain = share(grammar)
+    grammar.novel = frozenset({"zombie-isr"})
+    try:
+        assert share(grammar) > 2.5 * plain > 0
+    finally:
+        grammar.novel = frozenset()
