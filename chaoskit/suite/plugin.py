@@ -157,6 +157,7 @@ def _version(dist: str) -> str:
 
 SEED = pytest.StashKey[int]()
 RAN = pytest.StashKey[bool]()
+RUNS = pytest.StashKey[list]()  # (RunResult, its plots) of each chaos run, for the session's summary
 
 
 def chaos_option(config: pytest.Config, name: str):
@@ -206,16 +207,45 @@ def chaos(request: pytest.FixtureRequest, chaos_case: tuple[str, str]) -> Any:
     request.config.stash[RAN] = True
     name = request.node.originalname if hasattr(request.node, "originalname") else request.node.name
     profile, client = chaos_case
+    config = request.config
     return Chaos(profile, name.removeprefix("test_"), request.node.nodeid, kwargs,
-                 run_options(request.config), report=_report, client=client)
+                 run_options(config), report=lambda result: _report(config, result), client=client)
 
 
-def _report(result: Any) -> None:
-    """Plots and the run's steps and files into the Allure report (no-ops without --alluredir)."""
+def _report(config: pytest.Config, result: Any) -> None:
+    """Plots, the timeline and the run's page; the run's steps and files into the Allure report
+    (no-ops without --alluredir); the run kept for the session's summary page."""
     from chaoskit.reporting.allure_report import report_run
     from chaoskit.reporting.summary import plot_run
 
-    report_run(result, plot_run(result))
+    plots = plot_run(result)
+    report_run(result, plots)
+    config.stash.setdefault(RUNS, []).append((result, plots))
+
+
+def write_session_summary(config: pytest.Config) -> Path | None:
+    """The session's summary page (<chaos-reports>/suites/<id>/index.html): every chaos run side by
+    side, each linking its own page; None when no chaos test ran."""
+    runs = config.stash.get(RUNS, [])
+    if not runs:
+        return None
+    from chaoskit.cluster.spec import new_run_id
+    from chaoskit.reporting.summary import write_summary
+
+    out = Path(chaos_option(config, "chaos_reports")) / "suites" / new_run_id()
+    return write_summary([r for r, _ in runs], out, f"chaos tests, seed {config.stash[SEED]}",
+                         {r.run_id: plots for r, plots in runs})
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """A line naming the session's summary page, when chaos tests ran."""
+    try:
+        index = write_session_summary(config)
+    except Exception as e:  # noqa: BLE001 -- a page is a view; the tests' outcomes stand
+        terminalreporter.write_line(f"chaoskit: no summary page ({type(e).__name__}: {e})")
+        return
+    if index is not None:
+        terminalreporter.write_line(f"chaoskit: {len(config.stash[RUNS])} chaos run(s), summary {index}")
 
 
 @pytest.fixture(scope="module")

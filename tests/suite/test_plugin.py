@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from chaoskit.suite.plugin import OPTIONS
 
@@ -159,3 +161,22 @@ def test_without_chaos_client_the_default_pairs_keep_their_ids(pytester):
     result = pytester.runpytest("--chaos-dry-run", f"--chaos-reports={reports}")
     written = {p.parent.name: json.loads(p.read_text())["client"] for p in (reports / "dry-run").glob("*/test.json")}
     assert sorted(written.values()) == ["kafka-python", "ordered", "probe", "probe"]
+
+
+def test_a_session_of_chaos_runs_ends_with_a_summary_page_linking_each_run(pytester):
+    pytester.makepyfile(test_short='''
+import pytest
+
+@pytest.mark.chaos(duration=3, profiles=("patched",), workload_options={"rate": 10})
+def test_short(chaos):
+    chaos.expect(chaos.run())
+''')
+    reports = pytester.path / "reports"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--chaos-reports={reports}",
+                                           "--chaos-client=kafka-python", timeout=300)
+    result.assert_outcomes(passed=1)
+    line = next(x for x in result.outlines if x.startswith("chaoskit: 1 chaos run(s), summary "))
+    index = Path(line.rsplit(" ", 1)[-1])
+    assert index.is_relative_to(reports / "suites")
+    run_page = next((reports / "runs").glob("*/index.html"))
+    assert f"href='{os.path.relpath(run_page, index.parent)}'" in index.read_text()
