@@ -290,6 +290,7 @@ def drain(parts: Parts) -> None:
     assert parts.pool is not None
     phase(parts, "drain")
     parts.stats["drained"] = parts.pool.drain(parts.test.drain_timeout_s)
+    parts.stats["drain_end"] = parts.pool.drain_end
     phase(parts, DRAINED)
 
 

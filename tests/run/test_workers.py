@@ -12,9 +12,10 @@ from chaoskit.run.workers import WorkerPool
 class Log:
     """A toy topic: sends append, polls read from each consumer's position."""
 
-    def __init__(self, lose: set[int] = frozenset()):
+    def __init__(self, lose: set[int] = frozenset(), offsets: bool = False):
         self.values, self.lose, self.lock = [], lose, threading.Lock()
         self.positions: dict[int, int] = {}
+        self.offsets, self.next = offsets, 0  # with offsets: sends answer where they were written, as clients do
 
     def open(self, test, process):
         return self
@@ -22,16 +23,17 @@ class Log:
     def invoke(self, test, op):
         with self.lock:
             if op["f"] == "send":
-                if op["value"] in self.lose:  # acknowledged, never readable: what the drain must not wait out
-                    return {**op, "type": "ok"}
                 if op["value"] == "boom":
                     raise ConnectionError("broker gone")
-                self.values.append(op["value"])
-                return {**op, "type": "ok"}
+                where = {"topic": "t", "partition": 0, "offset": self.next} if self.offsets else {}
+                self.next += 1
+                if op["value"] not in self.lose:  # a lost one: acknowledged, its offset then truncated away
+                    self.values.append((where.get("offset", len(self.values)), op["value"]))
+                return {**op, "type": "ok", **where}
             start = self.positions.get(op["process"], 0)
             read = self.values[start:start + 2]
             self.positions[op["process"]] = start + len(read)
-            return {**op, "type": "ok", "value": [[0, start + i, None, v, None] for i, v in enumerate(read)]}
+            return {**op, "type": "ok", "topic": "t", "value": [[0, o, None, v, None] for o, v in read]}
 
 
 class Workload:
@@ -55,8 +57,8 @@ class Workload:
         return {"f": "poll"} if process == 1 else None
 
 
-def pool(sends, lose=frozenset()):
-    log, ops, clock = Log(lose), [], itertools.count()
+def pool(sends, lose=frozenset(), offsets=False):
+    log, ops, clock = Log(lose, offsets), [], itertools.count()
     p = WorkerPool(Workload(sends), {0: log, 1: log}, None, ops.append, lambda: next(clock) * 0.001)
     return p, ops
 
@@ -88,3 +90,17 @@ def test_a_drain_that_cannot_finish_gives_up_at_its_timeout_and_says_so():
     began = time.monotonic()
     assert p.drain(0.3) is False and p.undelivered == 1
     assert time.monotonic() - began < 10
+    assert p.drain_end == "timeout"  # nothing said where the lost value was: the drain waited it out
+
+
+def test_a_drain_ends_once_the_readers_went_past_every_value_left_unread():
+    p, _ = pool([1, 2, 3, 4, 5], lose={2}, offsets=True)  # 2 acknowledged at offset 1, which now holds nothing
+    p.start()
+    p.join(10)
+    assert p.drain(600) is False and p.undelivered == 1
+    assert p.drain_end == "passed" and p.now() < 60  # its readers read offsets 2-4: it cannot come, no need to wait
+    p, _ = pool([1, 2], lose={2}, offsets=True)  # the lost one is the last: nobody read past it
+    p.start()
+    p.join(10)
+    assert p.drain(3) is False and p.drain_end == "timeout"
+
