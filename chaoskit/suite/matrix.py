@@ -5,8 +5,8 @@ The suite names its guarantee (suite/guarantees.py) and the client says what it 
 cell reads:
 
 - **clean**: the guarantee held (patched: as it must, where claimed or cluster-side);
-- **caught**: an anomaly (patched and claimed: a *finding*, written to findings/; unpatched: the
-  broker's side missing, as expected);
+- **caught**: an anomaly (patched and claimed: a *finding*, written to findings/, shown as
+  "anomaly"; unpatched: the broker's side missing, shown as "caught, as expected");
 - **unknown**: a run that judged nothing or broke;
 - **not claimed**: patched, a client-side guarantee the client does not claim: what was seen is
   shown, not held against it (one seed, the first: a cell that judges nothing needs no more).
@@ -116,7 +116,11 @@ def _cell_text(cell: dict[str, Any]) -> str:
         seen = {r["outcome"] for r in cell["seeds"]}
         return f"not claimed (seen: {', '.join(sorted(seen))})"
     caught = sum(r["outcome"] == "caught" for r in cell["seeds"])
-    return f"{word} ({caught} of {len(cell['seeds'])} caught)" if word == "caught" else word
+    if word != "caught":
+        return word
+    # the verdicts' words: an unpatched cell exists to be caught; a patched one that was holds a finding
+    said = "caught, as expected" if cell.get("expected") == "broken" else "anomaly"
+    return f"{said} ({caught} of {len(cell['seeds'])} seeds)"
 
 
 def markdown(report: dict[str, Any]) -> str:

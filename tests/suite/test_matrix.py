@@ -46,6 +46,9 @@ def test_a_claimed_guarantee_broken_on_the_patched_profile_is_a_finding(tmp_path
     assert "chaoskit-3 Fetch v12 orders-0@5" in text and "--chaos-seed=3" in text
     assert "not claimed (seen: caught)" in markdown(report) and "class='not-claimed'" in page(report)
     assert "| key-order 2 in 40 |" in markdown(report)  # the check that found it first, with its count
+    assert "| anomaly (2 of 2 seeds) |" in markdown(report)  # a finding, in the verdicts' words
+    report["cells"][0].update(profile="unpatched", expected="broken")
+    assert "| caught, as expected (2 of 2 seeds) |" in markdown(report)
 
 
 def test_claimed_cells_run_every_seed_and_cells_not_claimed_run_the_first(tmp_path, monkeypatch, capsys):
