@@ -74,7 +74,8 @@ def test_run_answers_garbage_tests_as_bad_input(tmp_path_factory, capsys, conten
     (["run", "{tmp}/typed.json"], "seed: expected int"),
     (["export", "{tmp}/history.jsonl", "--out", "{tmp}/missing/h.edn"], "does not exist; create it"),
     (["export", "{tmp}/history.jsonl", "--out", "{tmp}"], "it is a folder"),
-    (["export", "{tmp}/history.jsonl", "--format", "avro"], "invalid choice"),
+    (["export", "{tmp}/history.jsonl", "--to", "avro"], "invalid choice"),
+    (["export", "{tmp}/history.txt"], "name one with --format (jsonl"),
 ])
 def test_each_kind_of_bad_input_says_what_is_wrong(tmp_path, capsys, argv, says):
     good = History(synthetic.generate(seed=1, events=200).ops).to_jsonl(tmp_path / "history.jsonl")
@@ -84,7 +85,8 @@ def test_each_kind_of_bad_input_says_what_is_wrong(tmp_path, capsys, argv, says)
                        "typed.json": '{"name": "x", "seed": "7"}'}.items():
         (tmp_path / name).write_text(text)
     argv = [a.format(tmp=tmp_path) for a in argv]
-    if argv[0] == "export" and "--format" in argv:  # argparse's own error: SystemExit with usage first
+    (tmp_path / "history.txt").write_text(good.read_text())
+    if argv[0] == "export" and "--to" in argv:  # argparse's own error: SystemExit with usage first
         with pytest.raises(SystemExit) as exit_:
             main(argv)
         assert exit_.value.code == BAD_INPUT and says in capsys.readouterr().err

@@ -131,6 +131,16 @@ def when(placed: list[dict[str, Any]], near: list[dict[str, Any]]) -> str:
     return f"at {ops}; " + (f"faults then or just before: {faults}" if faults else "no fault or admin change then")
 
 
+SITUATING = ("ops", "faults", "when")  # what situate adds: a view of the run, not part of what was found
+
+
+def unsituated(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A result's JSON without what situate added to its witnesses (to compare what two checks found
+    where one history lost the run's faults, as an export does)."""
+    return {**result, "witnesses": [{k: v for k, v in w.items() if k not in SITUATING}
+                                    for w in result.get("witnesses", [])]}
+
+
 def witness_text(w: Mapping[str, Any]) -> str:
     """A witness as one line: its explanation, then when (if situated)."""
     text = str(w.get("explanation", w))

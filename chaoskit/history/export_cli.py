@@ -1,4 +1,4 @@
-"""`chaoskit export RUN_DIR --format jepsen-kafka [--out FILE]`: a run's history for Jepsen's tools.
+"""`chaoskit export RUN_DIR --to jepsen-kafka [--out FILE]`: a run's history for Jepsen's tools.
 
 Writes RUN_DIR/history.jsonl (or the history file named) as a Jepsen Kafka history.edn, one op map
 per line (history/jepsen_kafka_write.py; docs/history.md, "Jepsen Kafka histories"), by default to
@@ -17,10 +17,15 @@ EXPORT_FORMATS = ("jepsen-kafka",)
 
 
 def register(sub: Any) -> None:
+    from chaoskit.history.reader import FORMATS
+
     p = sub.add_parser("export", help="write a run's history in another tool's format (Jepsen Kafka EDN)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", type=Path, help="a run directory (its history.jsonl) or a history file")
-    p.add_argument("--format", choices=EXPORT_FORMATS, default="jepsen-kafka", help="the format to write")
+    p.add_argument("--to", choices=EXPORT_FORMATS, default="jepsen-kafka", help="the format to write (default "
+                                                                                  "jepsen-kafka)")
+    p.add_argument("--format", choices=FORMATS, help="the history's own format, as `chaoskit check` takes it "
+                                                     "(default: from the file's suffix)")
     p.add_argument("--out", type=Path, help="the file to write (default: history.edn beside the history)")
     p.set_defaults(func=run)
 
@@ -32,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     source = args.run / "history.jsonl" if args.run.is_dir() else args.run
     try:
-        history = History.from_path(source).readable(source)
+        history = History.from_path(source, args.format).readable(source)
     except OSError as e:
         raise unreadable(source, e, "history") from None
     except HistoryError as e:
@@ -48,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         write_jepsen_kafka(history.ops, out)
     except OSError as e:
         raise unwritable(out, e) from None
-    print(f"wrote {out} ({len(history)} ops, {args.format})")
+    print(f"wrote {out} ({len(history)} ops, {args.to})")
     for problem in history.problems:
         print(f"chaoskit export: {source}: unreadable, not exported: {problem}", file=sys.stderr)
     return 1 if history.problems else 0

@@ -1,4 +1,4 @@
-"""Our history as a Jepsen Kafka history.edn (`chaoskit export --format jepsen-kafka`), which
+"""Our history as a Jepsen Kafka history.edn (`chaoskit export --to jepsen-kafka`), which
 history/jepsen_kafka.py reads back to the ops the checks read the same way.
 
 The first line is the header op (process `:chaoskit`, f `:chaoskit-export`) holding the key map: each

@@ -2,7 +2,8 @@
 same result for every Kafka check the format carries (the suites' runs prove it when the ini key
 `chaos_export_round_trip` is on, as this repository's pyproject sets; docs/history.md).
 
-Compared: every Kafka check of the catalog (valid, counts, witnesses). Not compared, by rule:
+Compared: every Kafka check of the catalog (valid, counts, witnesses without their place in the
+run's time and faults: the export keeps no fault windows). Not compared, by rule:
 `linearizable` (it reads register/kv/list-append ops, which the Kafka format does not describe) and
 checks a third party registered (the format keeps only what the catalog's checks read).
 """
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chaoskit.checkers.catalog import JEPSEN_CHECKS, KAFKA_CHECKS
+from chaoskit.checkers.situate import unsituated
 from chaoskit.history.jepsen_kafka_write import write_jepsen_kafka
 from chaoskit.history.reader import History
 
@@ -27,8 +29,8 @@ def round_trip_differences(history: Any, out: Path | None = None) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="chaoskit-round-trip-") as tmp:
         back = History.from_path(write_jepsen_kafka(original.ops, out or Path(tmp) / "history.edn"))
         before, after = run_checks(original, names, engine="local"), run_checks(back, names, engine="local")
-    diffs = [f"{name}: {before.results[name].to_json()} before the export, {after.results[name].to_json()} after"
-             for name in names if before.results[name].to_json() != after.results[name].to_json()]
+    was, now = ({n: unsituated(v.results[n].to_json()) for n in names} for v in (before, after))
+    diffs = [f"{name}: {was[name]} before the export, {now[name]} after" for name in names if was[name] != now[name]]
     if back.problems:
         diffs.append(f"the exported history has problems of its own: {back.problems[:3]}")
     return diffs

@@ -38,7 +38,7 @@ def test_a_difference_names_the_check(tmp_path: Path, monkeypatch):
 
 def test_the_suite_hook_fails_the_test_on_a_difference_and_keeps_the_export(tmp_path: Path, monkeypatch):
     history = _history(tmp_path)
-    result = SimpleNamespace(history=history, run_dir=tmp_path, run_id="r", stats={}, replay="x",
+    result = SimpleNamespace(history=history, run_dir=tmp_path, run_id="r", stats={}, replay="x", replays=["x"],
                              test=SimpleNamespace(replay="", seed=1))
     check_round_trip(result)  # faithful: silent
     assert (tmp_path / "history.edn").is_file()
