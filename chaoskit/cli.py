@@ -46,6 +46,14 @@ class Parser(argparse.ArgumentParser):
         self.exit(BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
+def names(text: str, option: str) -> list[str]:
+    """A comma-separated option's names ("a, b,c"); UsageError when it names none."""
+    found = [n.strip() for n in text.split(",") if n.strip()]
+    if not found:
+        raise UsageError(f"{option} names nothing ({text!r}); give comma-separated names")
+    return found
+
+
 def one_line(text: str) -> str:
     """`text` on one line: a line break a user's input carried into a message is shown, not obeyed."""
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)

@@ -75,7 +75,7 @@ def test_run_answers_garbage_tests_as_bad_input(tmp_path_factory, capsys, conten
     (["export", "{tmp}/history.jsonl", "--out", "{tmp}/missing/h.edn"], "does not exist; create it"),
     (["export", "{tmp}/history.jsonl", "--out", "{tmp}"], "it is a folder"),
     (["export", "{tmp}/history.jsonl", "--to", "avro"], "invalid choice"),
-    (["export", "{tmp}/history.txt"], "name one with --format (jsonl"),
+    (["export", "{tmp}/history.dat"], "name one with --format (jsonl"),
 ])
 def test_each_kind_of_bad_input_says_what_is_wrong(tmp_path, capsys, argv, says):
     good = History(synthetic.generate(seed=1, events=200).ops).to_jsonl(tmp_path / "history.jsonl")
@@ -85,7 +85,7 @@ def test_each_kind_of_bad_input_says_what_is_wrong(tmp_path, capsys, argv, says)
                        "typed.json": '{"name": "x", "seed": "7"}'}.items():
         (tmp_path / name).write_text(text)
     argv = [a.format(tmp=tmp_path) for a in argv]
-    (tmp_path / "history.txt").write_text(good.read_text())
+    (tmp_path / "history.dat").write_text(good.read_text())
     if argv[0] == "export" and "--to" in argv:  # argparse's own error: SystemExit with usage first
         with pytest.raises(SystemExit) as exit_:
             main(argv)
@@ -111,7 +111,7 @@ def test_suite_and_mutation_names_that_do_not_exist_are_bad_input(tmp_path_facto
     assume(name.strip(" ,") and "\n" not in name)
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # no suites/ here: nothing can start
     root = Path(__file__).resolve().parents[1]
-    for argv in (["matrix", "--suites", name, "--suites-dir", str(root / "suites")],
-                 ["mutate", "--mutations", name],
-                 ["nightly", "--suites", name, "--suites-dir", str(root / "suites"), "--duration", "1s"]):
+    for argv in (["matrix", f"--suites={name}", "--suites-dir", str(root / "suites")],
+                 ["mutate", f"--mutations={name}"],
+                 ["nightly", f"--suites={name}", "--suites-dir", str(root / "suites"), "--duration", "1s"]):
         answered(capsys, argv)

@@ -156,9 +156,13 @@ class History:
         """This history read from `path`, or HistoryError when it holds nothing to check: an empty
         file, or one of which no line could be read (another format: say which with --format)."""
         if len(self) == 0:
-            raise HistoryError(f"{path}: no line could be read as a history op ({self.problems[0]}); name its "
-                               f"format with --format if its suffix does not say it" if self.problems
-                               else f"{path} holds no op: it is empty")
+            if self.problems:
+                raise HistoryError(f"{path}: no line could be read as a history op ({self.problems[0]}); name "
+                                   f"its format with --format if its suffix does not say it")
+            empty = path.is_file() and not path.read_bytes().strip()
+            raise HistoryError(f"{path} holds no op: it is empty" if empty else
+                               f"{path} holds no op read as {detect_format(path)}; name its format with --format "
+                               f"if its suffix does not say it")
         return self
 
     def named_for(self, model: str) -> History:

@@ -63,11 +63,10 @@ def classify(runs: list[dict[str, Any]], expected: str) -> str:
 
 
 def matrix_command(args: argparse.Namespace) -> int:
-    from chaoskit.cli import UsageError
+    from chaoskit.cli import UsageError, names
     from chaoskit.pluginmanager import lookup_all
 
-    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
-    suites = [s.strip() for s in args.suites.split(",") if s.strip()]
+    clients, suites = names(args.clients, "--clients"), names(args.suites, "--suites")
     profiles = ["patched", "unpatched"] if args.profiles == "both" else [args.profiles]
     try:
         factories = lookup_all("clients", clients)

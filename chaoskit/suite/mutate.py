@@ -84,18 +84,19 @@ def run_one(mutation: str, suite: str, seed: int, out: Path, suites_dir: Path = 
 
 def mutate_command(args: argparse.Namespace) -> int:
     from chaoskit.cli import UsageError
+    from chaoskit.cli import names as names_of
 
-    names = [n.strip() for n in args.mutations.split(",")] if args.mutations else list(MUTATIONS)
+    chosen = names_of(args.mutations, "--mutations") if args.mutations is not None else list(MUTATIONS)
     if args.explore:
         from chaoskit.explore.mutants import explore_mutations
 
         try:
-            return explore_mutations(names, args)
+            return explore_mutations(chosen, args)
         except ValueError as e:
             raise UsageError(str(e)) from e
-    suites = [s.strip() for s in args.suites.split(",")] if args.suites else None
+    suites = names_of(args.suites, "--suites") if args.suites is not None else None
     try:
-        pairs = plan(names, suites, args.all, args.suites_dir)
+        pairs = plan(chosen, suites, args.all, args.suites_dir)
     except ValueError as e:
         raise UsageError(str(e)) from e
     seed, seeds = cell_seeds(args.seed, args.seeds)

@@ -71,18 +71,18 @@ def register(sub: Any) -> None:
 def suite_files(args: argparse.Namespace) -> list[str]:
     """The suite files --suites names in --suites-dir (every one when it names none). A folder given
     to --suites, as it once took, is read as --suites-dir."""
-    from chaoskit.cli import UsageError
+    from chaoskit.cli import UsageError, names
 
     if args.suites and Path(args.suites).is_dir():
         print(f"chaoskit nightly: --suites takes suite names; reading {args.suites} as --suites-dir", flush=True)
         args.suites_dir, args.suites = Path(args.suites), None
     known = sorted(p.stem.removeprefix("test_") for p in Path(args.suites_dir).glob("test_*.py"))
-    names = [n.strip() for n in args.suites.split(",") if n.strip()] if args.suites else known
-    missing = sorted(set(names) - set(known))
-    if missing or not names:
+    chosen = names(args.suites, "--suites") if args.suites is not None else known
+    missing = sorted(set(chosen) - set(known))
+    if missing or not chosen:
         raise UsageError(f"no suite {', '.join(missing) or 'at all'} in {args.suites_dir}; "
                          f"the suites are {', '.join(known) or '(none)'}")
-    return [str(Path(args.suites_dir) / f"test_{n}.py") for n in names]
+    return [str(Path(args.suites_dir) / f"test_{n}.py") for n in chosen]
 
 
 def nightly_command(args: argparse.Namespace) -> int:
@@ -90,8 +90,8 @@ def nightly_command(args: argparse.Namespace) -> int:
     night_seed = args.seed if args.seed is not None else new_seed()
     out = (args.reports / "nightly" / new_run_id()).resolve()
     night = Nightly(out, night_seed, args)
-    names = ", ".join(Path(f).stem.removeprefix("test_") for f in args.suite_files)
-    print(f"chaoskit nightly: seed {night_seed}, {args.duration:g} s, suites {names}, reports {out}", flush=True)
+    suites = ", ".join(Path(f).stem.removeprefix("test_") for f in args.suite_files)
+    print(f"chaoskit nightly: seed {night_seed}, {args.duration:g} s, suites {suites}, reports {out}", flush=True)
     night.jobs()
     night.loop()
     print(night.summary_text(), flush=True)
