@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chaoskit.durations import duration_arg
+from chaoskit.cli import duration_arg
 from chaoskit.explore.search import STRATEGIES, UNTIL, Explorer, Settings, parse_budget
 from chaoskit.explore.steps import default_base
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from chaoskit.durations import seconds
+from chaoskit.cli import seconds
 from chaoskit.explore import coverage as cov
 from chaoskit.explore.corpus import Corpus
 from chaoskit.explore.edits import edited

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chaoskit.durations import duration_arg
+from chaoskit.cli import duration_arg
 
 
 def register(sub: Any) -> None:

@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chaoskit.durations import duration_arg
+from chaoskit.cli import duration_arg
 from chaoskit.protocol.mutations import MUTATIONS
 from chaoskit.suite.cells import SMOKE, SUITES, WITH_NIGHTLY, cell_seeds, run_cell, write_atomically
 

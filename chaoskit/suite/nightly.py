@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from chaoskit.cluster.spec import new_run_id
-from chaoskit.durations import duration_arg
+from chaoskit.cli import duration_arg
 from chaoskit.roles import SEED_SPACE, new_seed
 from chaoskit.suite.cells import write_atomically
 

@@ -17,7 +17,7 @@ import pytest
 
 from chaoskit.checkers.engine import ENGINES
 from chaoskit.cluster.spec import BACKENDS, PROFILES
-from chaoskit.durations import seconds
+from chaoskit.cli import seconds
 from chaoskit.roles import new_seed
 
 # (flag, ini key, help, default); every flag has an ini equivalent so a project can pin it
