@@ -57,7 +57,9 @@ def _run(chaos, keys: int, producers: int):
     unordered = chaos.pick(patched={}, unpatched=DELETION_WITHOUT_ORDER)
     scripted = chaos.pick(patched=test.faults["scripted"], unpatched=at_once(test.faults["scripted"]))
     return chaos.run(topics=[Topic(TOPIC, 4)],
-                     broker_config=unordered, controller_config=unordered, drain_timeout_s=20,
+                     broker_config=unordered, controller_config=unordered,
+                     # unpatched, writes on partitions deleted at once never come: the rest drains in seconds
+                     drain_timeout_s=chaos.pick(patched=20, unpatched=8),
                      faults={**test.faults, "scripted": scripted},
                      workload_options={**SLOW_GROUP, "keys": keys, "producers": producers,
                                        "consumer_start_s": test.duration_s * 0.7},

@@ -43,7 +43,10 @@ def test_key_order_across_expansion(chaos):
     chaos.expect(result, unpatched={"key-order"}, evidence=MOVED)
 
 
-@pytest.mark.chaos(faults=mix(PAIR_GROWTH, LEADER_ISOLATION), workload="keyed-sequences", duration=10,
+# its seed pinned: in some seeds the leader isolation holds each split parent's leader across its
+# expansion (seed 852200849: no key moved, so the claim had no evidence); the long nightly cases draw
+# their seeds afresh
+@pytest.mark.chaos(faults=mix(PAIR_GROWTH, LEADER_ISOLATION), workload="keyed-sequences", duration=10, seed=7,
                    epic="KIP-253", feature="enable.ordered.delivery per topic: a true and a false topic side by side",
                    severity="normal", guarantee="kip253-key-order")
 def test_key_order_per_topic_setting(chaos):
