@@ -117,10 +117,10 @@ def compose(named: Mapping[str, Checker], test: LiveRun | None, history: History
         found = run_kafka_checks(engine, [c.spec for c in batch.values()], history)
         results.update({name: found[c.name] for name, c in batch.items()})
     situate(results, history)  # each witness's ops in time, and the faults then
-    unfinished = history.unfinished() if NEEDS_DRAIN & set(results) else None
-    for name in NEEDS_DRAIN & set(results) if unfinished else ():
-        if results[name].judged:  # what a drain never read is not lost: nothing said it would be read
-            results[name] = CheckResult(name, "unknown", results[name].counts, error=unfinished)
+    judged = [name for name in NEEDS_DRAIN & set(results) if results[name].judged]
+    unfinished = history.unfinished() if judged else None
+    for name in judged if unfinished else ():  # what a drain never read is not lost: nothing said it would be read
+        results[name] = CheckResult(name, "unknown", results[name].counts, error=unfinished)
     return Verdict({name: results[name] for name in named}, history.problems, required)
 
 

@@ -78,7 +78,7 @@ def label(w: Mapping[str, Any]) -> str:
 def situate(results: Mapping[str, Any], history: Any) -> None:
     """Add `ops`, `faults` and `when` to the witnesses of `results` (CheckResults by name) from
     `history` (a History: its ops when loaded, else only the cited and the nemesis's from its Parquet)."""
-    cited = {i for r in results.values() for w in r.witnesses[:MAX_WITNESSES] for i in _cited(w).values()}
+    cited = {i for r in results.values() for w in r.witnesses[:MAX_WITNESSES] for i in cited_ops(w).values()}
     if not cited:
         return
     if history.loaded or history.source is None:
@@ -90,7 +90,7 @@ def situate(results: Mapping[str, Any], history: Any) -> None:
     spans = windows(ops)
     for r in results.values():
         for w in r.witnesses[:MAX_WITNESSES]:
-            placed = [_placed(field, by_index[i], w) for field, i in _cited(w).items() if i in by_index]
+            placed = [_placed(field, by_index[i], w) for field, i in cited_ops(w).items() if i in by_index]
             if not placed:
                 continue
             first, last = min(p["t_s"] for p in placed), max(p["t_s"] for p in placed)
@@ -100,7 +100,8 @@ def situate(results: Mapping[str, Any], history: Any) -> None:
             w["when"] = when(placed, near)
 
 
-def _cited(w: Mapping[str, Any]) -> dict[str, int]:
+def cited_ops(w: Mapping[str, Any]) -> dict[str, int]:
+    """The ops a witness cites: its field -> history index."""
     return {f: w[f] for f in OP_FIELDS if isinstance(w.get(f), int) and not isinstance(w.get(f), bool)}
 
 

@@ -96,17 +96,10 @@ class History:
 
     def phases(self) -> list[str]:
         """The runner's phase marks in order ([] for a history no chaoskit runner wrote)."""
-        from chaoskit.history.schema import PHASE
+        from chaoskit.history.schema import PHASE, RUNNER_PROCESS
 
-        if self._ops is None:
-            import json as _json
-
-            import pyarrow.compute as pc
-            import pyarrow.parquet as pq
-            table = pq.read_table(self.source, columns=["f", "value"])
-            values = table.filter(pc.equal(table.column("f"), PHASE)).column("value").to_pylist()
-            return [_json.loads(v) if isinstance(v, str) and v.startswith('"') else v for v in values]
-        return [op.get("value") for op in self._ops if op.get("f") == PHASE]
+        ops = self._ops if self._ops is not None else read_parquet(self.source, (), (RUNNER_PROCESS,))
+        return [op.get("value") for op in ops if op.get("f") == PHASE]
 
     def unfinished(self) -> str | None:
         """Why the history cannot show what its run's drain delivered, or None: a chaoskit run's

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable
 
-from chaoskit.checkers.situate import OP_FIELDS, witness_text
+from chaoskit.checkers.situate import cited_ops, witness_text
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em; color: #1d1d1f; }
@@ -142,7 +142,7 @@ def _op_links(w: Any, to_timeline: str | None) -> str:
     """Links from a witness to its ops in the run's timeline."""
     if not to_timeline:
         return ""
-    ops = sorted({w[f] for f in OP_FIELDS if isinstance(w.get(f), int)})
+    ops = sorted(set(cited_ops(w).values()))
     return (" <small>in the timeline: " + ", ".join(f"<a class='op-link' href='{_e(to_timeline)}#op-{i}'>op {i}</a>"
                                                      for i in ops) + "</small>") if ops else ""
 

@@ -13,7 +13,7 @@ import html
 from pathlib import Path
 from typing import Any, Iterable
 
-from chaoskit.checkers.situate import OP_FIELDS, label, windows
+from chaoskit.checkers.situate import cited_ops, label, windows
 from chaoskit.history.schema import Op
 
 PX_PER_S = 120
@@ -38,8 +38,8 @@ body { font: 12px/1.4 system-ui, sans-serif; margin: 1em; }
 def write_timeline(result: Any, ops: list[Op], path: Path | None = None) -> Path:
     """Write the run's timeline.html (beside its history unless `path`); its path."""
     path = path or Path(result.run_dir) / "timeline.html"
-    cited = {w[f]: name for name, check in result.verdict.results.items() if check.valid is False
-             for w in check.witnesses for f in OP_FIELDS if isinstance(w.get(f), int)}
+    cited = {i: name for name, check in result.verdict.results.items() if check.valid is False
+             for w in check.witnesses for i in cited_ops(w).values()}
     spans = windows(ops)
     bars = _bars(ops)
     kept = _kept(bars, cited, spans)

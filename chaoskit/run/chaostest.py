@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from chaoskit.checkers.result import verdict_word
 from chaoskit.checkers.verdict import Verdict
 from chaoskit.cluster.spec import ClusterSpec
 from chaoskit.nemesis.schedule import Schedule, generate
@@ -188,7 +189,7 @@ class RunResult:
         "caught, as expected" when the anomalies found are ones the run exists to show."""
         if self.valid is False and self.expected and self.anomalies & self.expected:
             return "caught, as expected", "expected"
-        word = {True: "clean", False: "anomaly"}.get(self.valid, "unknown")  # type: ignore[call-overload]
+        word = verdict_word(self.valid)
         return word, word
 
     @property

@@ -95,16 +95,11 @@ def run(test: ChaosTest, progress: bool = False, keep: bool = False, lane: Any =
     release(parts, kept=verdict.valid is not True)
     result = RunResult(test, parts.live.run_id, parts.live.run_dir, verdict, parts.schedule, parts.stats, error)
     (parts.live.run_dir / RESULTS_FILE).write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
-    page_quietly(result)
+    from chaoskit.reporting.summary import page_quietly
+
+    page_quietly(result)  # the run's own page: reports/runs/<id>/index.html
     get_plugin_manager().hook.chaoskit_run_end(run=parts.live, result=result)
     return result
-
-
-def page_quietly(result: RunResult) -> None:
-    """The run's own page (reports/runs/<id>/index.html); one that fails never hides the verdict."""
-    from chaoskit.reporting.summary import page_quietly as write
-
-    write(result)
 
 
 # --- the phases --------------------------------------------------------------------------------
