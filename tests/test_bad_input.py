@@ -1,9 +1,10 @@
 """Bad input never looks like a verdict: `chaoskit check`, `run`, `export` and `schedule` answer a
 file they cannot use (missing, empty, binary, cut short, another format, a folder, the wrong JSON
-shape) and an output they cannot write, and `matrix`, `mutate` and `nightly` a suite or mutation
-that does not exist, with one line on stderr, no traceback, and exit 3 (never 1, an anomaly, nor 2,
-unknown). Hypothesis feeds them generated garbage in this process; nothing starts a cluster. (admin
-and cluster take arguments only: argparse's errors exit 3 too, tests/client/test_admin_cli.py.)"""
+shape) and an output they cannot write; `matrix`, `mutate` and `nightly` a suite or mutation that
+does not exist; `admin` a topic or address no broker answers for; `cluster` and `images` an output
+they cannot write, a proxy that does not answer or a run id that names no folder. Each answers with
+one line on stderr, no traceback, and exit 3 (never 1, an anomaly, nor 2, unknown), before anything
+starts. Hypothesis feeds them generated garbage in this process; nothing starts a cluster."""
 from __future__ import annotations
 
 import json
@@ -115,3 +116,57 @@ def test_suite_and_mutation_names_that_do_not_exist_are_bad_input(tmp_path_facto
                  ["mutate", f"--mutations={name}"],
                  ["nightly", f"--suites={name}", "--suites-dir", str(root / "suites"), "--duration", "1s"]):
         answered(capsys, argv)
+
+
+def refused(capsys: pytest.CaptureFixture, argv: list[str]) -> str:
+    """The error `chaoskit argv` printed, whether argparse refused it (SystemExit) or the command did."""
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == BAD_INPUT, (argv, code, err)
+    assert "Traceback" not in err, err
+    return err
+
+
+@ONCE
+@given(topic=NAMES, server=st.sampled_from(["127.0.0.1:1", "[::1]:1"]) | NAMES)
+def test_admin_answers_garbage_and_no_broker_as_bad_input(capsys, topic, server):
+    assume(not topic.startswith("-") and not server.startswith("-"))  # argparse would read an option
+    for argv in (["admin", "describe", topic, "--bootstrap-server", server],
+                 ["admin", "expand", topic, "--to", "3", "--bootstrap-server", server],
+                 ["admin", "shrink", topic, "--to", "1", "--immediate", "--bootstrap-server", server]):
+        refused(capsys, argv)
+
+
+@ONCE
+@given(run_id=NAMES)
+def test_cluster_down_answers_any_run_id_in_one_line(capsys, run_id):
+    assume(not run_id.startswith("-"))
+    try:
+        code = main(["cluster", "down", run_id])
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    # a run id that could name a folder: nothing of it is running; anything else: bad input
+    assert (code, out.strip()) == (0, f"run {run_id}: nothing running") if code == 0 else code == BAD_INPUT
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["cluster", "up", "--json-file", "{tmp}"], "is a folder; name a file"),
+    (["cluster", "up", "--out", "{tmp}/afile"], "is a file; name a folder"),
+    (["cluster", "up", "--proxied", "--proxy-url", "http://127.0.0.1:1"], "cannot reach the fault proxy API"),
+    (["cluster", "up", "--proxied", "--proxy-url", "no url"], "--proxy-url no url"),
+    (["cluster", "up", "--proxy-url", "http://127.0.0.1:1"], "only used with proxied"),
+    (["cluster", "up", "--zookeepers", "2"], "odd"),
+    (["cluster", "up", "--brokers", "0"], "too small"),
+    (["cluster", "down", "../x"], "is not a run id"),
+    (["images", "build", "--log", "{tmp}"], "is a folder; name a file"),
+])
+def test_cluster_and_images_refuse_bad_input_before_starting_anything(tmp_path, capsys, argv, says):
+    (tmp_path / "afile").write_text("")
+    before = set(tmp_path.iterdir())
+    assert says in refused(capsys, [a.format(tmp=tmp_path) for a in argv])
+    assert set(tmp_path.iterdir()) == before  # no run folder, no log: nothing started

@@ -10,7 +10,8 @@ shrink marks the partitions from N up ReadOnly; without --delay-ms each is remov
 or not (KIP-694), with --immediate right away (KIP-694's immediate_delete). describe prints the
 counts, each partition's leader, epoch, mode and epoch maps. Before expand and shrink the command
 prints KIP-694's warnings where they apply (client/admin_warnings.py) to stderr and goes on.
-A refusal prints the broker's error and exits 1; a bad argument exits 3.
+A refusal, or no broker answering, prints the broker's error or the address tried and exits 3, as
+a bad argument does (1 and 2 are kept for verdicts).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import json
 import sys
 from typing import Any
 
+from chaoskit.cli import BAD_INPUT, one_line
 from chaoskit.client import admin_warnings
 from chaoskit.client.admin import AdminClient, AdminError, TopicDescription, parse_bootstrap
 from chaoskit.protocol.errors import ErrorCode
@@ -89,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
             else:
                 shrink(admin, args)
     except (AdminError, WireError) as e:
-        print(f"chaoskit admin {args.admin_command}: {e}", file=sys.stderr)
-        return 1
+        print(one_line(f"chaoskit admin {args.admin_command}: {e}"), file=sys.stderr)
+        return BAD_INPUT
     return 0
 
 

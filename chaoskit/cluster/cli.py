@@ -61,8 +61,11 @@ def register(sub: Any) -> None:
 
 
 def cluster_down(args: argparse.Namespace) -> int:
+    from chaoskit.cli import UsageError
     from chaoskit.cluster.reaper import reap
 
+    if not args.run_id.strip() or "/" in args.run_id or not args.run_id.isprintable():
+        raise UsageError(f"{args.run_id!r} is not a run id; name a folder of reports/runs/, e.g. 20261129-160036-3891-1")
     killed = reap(args.run_id)
     print(f"run {args.run_id}: {killed} process(es) killed" if killed else f"run {args.run_id}: nothing running")
     return 0
@@ -81,9 +84,26 @@ def _make_cluster(backend: str, spec: ClusterSpec) -> Any:
         raise UsageError(str(e)) from None
 
 
+def _preflight(args: argparse.Namespace) -> None:
+    """Bad input found before any node starts: an output that cannot be written, a proxy that does not answer."""
+    from chaoskit.cli import UsageError
+    from chaoskit.proxy.client import ProxyServerUnreachable, ToxiproxyClient
+
+    if args.json_file is not None and args.json_file.is_dir():
+        raise UsageError(f"--json-file {args.json_file} is a folder; name a file")
+    if args.run_dir is not None and args.run_dir.exists() and not args.run_dir.is_dir():
+        raise UsageError(f"--out {args.run_dir} is a file; name a folder (it is created when missing)")
+    if args.proxy_url is not None and args.proxied:
+        try:
+            ToxiproxyClient(args.proxy_url, timeout=5).version()
+        except (ProxyServerUnreachable, ValueError) as e:  # ValueError: not a URL at all
+            raise UsageError(f"--proxy-url {args.proxy_url}: {e}") from None
+
+
 def cluster_up(args: argparse.Namespace) -> int:
     from chaoskit.cli import UsageError
 
+    _preflight(args)
     try:
         spec = ClusterSpec(brokers=args.brokers, controllers=args.controllers, zookeepers=args.zookeepers,
                            profile=args.profile, run_dir=args.run_dir, proxied=args.proxied,

@@ -40,8 +40,11 @@ def _engine() -> Any:
 
 
 def images_build(args: argparse.Namespace) -> int:
+    from chaoskit.cli import UsageError
     from chaoskit.cluster.images import ImageBuildError, build_images
 
+    if args.log is not None and args.log.is_dir():
+        raise UsageError(f"--log {args.log} is a folder; name a file")
     client = _engine()
     began = time.monotonic()
     try:

@@ -1,6 +1,6 @@
-"""`chaoskit admin` and the AdminClient behind it: argument refusals (exit 2), then expand, shrink
+"""`chaoskit admin` and the AdminClient behind it: argument refusals (exit 3), then expand, shrink
 and describe against a running 3-broker cluster through the real `chaoskit` command, and its
-refusals (exit 1 with the broker's error)."""
+refusals (exit 3, bad input, with the broker's error: 1 would read as an anomaly found)."""
 from __future__ import annotations
 
 import json
@@ -37,8 +37,8 @@ def test_bootstrap_parsing():
         parse_bootstrap("a:99999")
 
 
-def test_no_broker_answering_is_exit_1(capsys):
-    assert main(["admin", "describe", "t", "--bootstrap-server", "127.0.0.1:1"]) == 1
+def test_no_broker_answering_is_bad_input(capsys):
+    assert main(["admin", "describe", "t", "--bootstrap-server", "127.0.0.1:1"]) == 3
     assert "no bootstrap broker answered" in capsys.readouterr().err
 
 
@@ -86,7 +86,7 @@ def test_expand_shrink_and_describe_a_live_topic(cluster: LocalCluster):
     table = chaoskit("admin", "describe", "cli", "--bootstrap-server", server).stdout  # within the delay
     assert "undeleted_partition_count 4" in table and "ReadOnly" in table and "leaderEpochBeforeDeletion" in table
     busy = chaoskit("admin", "expand", "cli", "--to", "8", "--bootstrap-server", server)  # still within the delay
-    assert busy.returncode == 1 and busy.stderr.startswith("WARNING: The topic is currently under changes\n")
+    assert busy.returncode == 3 and busy.stderr.startswith("WARNING: The topic is currently under changes\n")
 
     with AdminClient(server) as admin:
         wait_for(lambda: sorted(admin.topic("cli").partitions) == [0, 1, 2, 3], 30, "partitions 4 and 5 removed")
@@ -95,7 +95,7 @@ def test_expand_shrink_and_describe_a_live_topic(cluster: LocalCluster):
         assert err.value.code == ErrorCode.INVALID_PARTITIONS
 
     refused = chaoskit("admin", "shrink", "cli", "--to", "2", "--bootstrap-server", server)
-    assert refused.returncode == 1 and "INVALID_PARTITIONS (37)" in refused.stderr
+    assert refused.returncode == 3 and "INVALID_PARTITIONS (37)" in refused.stderr
     assert "initial partition count 3" in refused.stderr
     missing = chaoskit("admin", "expand", "nope", "--to", "2", "--bootstrap-server", server)
-    assert missing.returncode == 1 and "UNKNOWN_TOPIC_OR_PARTITION" in missing.stderr
+    assert missing.returncode == 3 and "UNKNOWN_TOPIC_OR_PARTITION" in missing.stderr

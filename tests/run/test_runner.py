@@ -11,7 +11,7 @@ from pathlib import Path
 
 from chaoskit.cluster.reaper import run_processes
 from chaoskit.nemesis.schedule import SCHEDULE_FILE
-from chaoskit.reporting.summary import plot_run
+from chaoskit.reporting.summary import plot_run, write_summary
 from chaoskit.run.chaostest import ChaosTest, Topic, schedule_for
 from chaoskit.run.runner import run
 
@@ -39,7 +39,7 @@ def test_a_control_run_checks_clean_and_its_test_file_replays_its_schedule(tmp_p
 
     assert result.replay == result.run_replay and result.replays == [result.replay]
     assert result.replay.endswith(f"chaoskit run {result.run_dir / 'test.json'}")  # .venv/bin/chaoskit, typed as is
-    plot_run(result)  # the plots and the timeline, then the run's own page with them
+    plots = plot_run(result)  # the plots and the timeline, then the run's own page with them
     page = render(result.run_dir / "index.html")
     assert re.search(r'<body[^>]*data-plots-loaded="all"', page), page[:2000]
     links = re.findall(r"<a href=\"([^\"#]+)\"", page)
@@ -47,6 +47,10 @@ def test_a_control_run_checks_clean_and_its_test_file_replays_its_schedule(tmp_p
     assert any(link.endswith(".log") for link in links) and all((result.run_dir / x).exists() for x in links)
     timeline = render(result.run_dir / "timeline.html")
     assert re.search(r"class=\"fault\"[^>]*title=\"latency client", timeline), "the latency windows, by name"
+    summary = render(write_summary([result], tmp_path / "summary", "one real run", {result.run_id: plots}))
+    assert re.search(r'<body[^>]*data-plots-loaded="all"', summary) and "clean" in summary
+    to_run = re.search(r"<a class=\"run-page\" href=\"([^\"]+)\"", summary).group(1)
+    assert (tmp_path / "summary" / to_run).resolve() == (result.run_dir / "index.html").resolve()
     replayed = ChaosTest.from_json(json.loads((result.run_dir / "test.json").read_text()))
     assert schedule_for(replayed).to_json() == (result.run_dir / SCHEDULE_FILE).read_text()
     saved = json.loads((result.run_dir / "results.json").read_text())
