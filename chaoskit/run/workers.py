@@ -73,7 +73,7 @@ class WorkerPool:
         try:
             done = self.clients[process].invoke(self.test, invoked)
         except Exception as e:  # noqa: BLE001 -- a client crash leaves the op's outcome unknown
-            log.warning("process %d: %s raised %r", process, op.get("f"), e)
+            log.debug("process %d: %s raised %r", process, op.get("f"), e)  # the history keeps it, as info
             done = {**invoked, "type": "info", "error": f"{type(e).__name__}: {e}"}
         self.record(done)
         self._note(done)
