@@ -4,7 +4,9 @@ Some steps cost data by design, and a search that reported them would bury its r
 - an unclean election (the controller elected an out-of-sync replica of a run's topic) loses the
   writes only the old leader had: then only the checks KIP-320 keeps promising are judged
   (truncation detection, duplicates), with those that do not judge data (coordinators, writes to
-  a ReadOnly partition), as the truncation suite does. A duplicate whose every place lies on a
+  a ReadOnly partition), as the truncation suite does. The excuse holds for a check only where its
+  stored witnesses all lie on partitions elected uncleanly (or name no partition): a loss on another
+  partition is no loss of those elections. A duplicate whose every place lies on a
   partition elected uncleanly is excused too: the old leader's records past the divergence are gone,
   but the history shows it only where something was observed at the same offset again, so a
   producer's retry of a record the election lost can look like a second copy;
@@ -61,13 +63,31 @@ def excused(verdict: Mapping[str, Any], schedule: StepSchedule, coverage: RunCov
                     if c in GUARANTEE_OF and GUARANTEE_OF[c] not in claims})
     if removes_unread(schedule, run_end_s):
         out.update({c: REMOVED for c in anomalies & LOST_BY_REMOVAL})
-    guarded = {(e.value["topic"], e.value["elected"]["from"], e.value["elected"]["to"]) for e in coverage.events
-               if e.label.startswith("fault:zombie-isr") and isinstance(e.value, dict) and e.value.get("elected")}
+    guarded = {(e.value["topic"], e.value.get("partition"), e.value["elected"]["from"], e.value["elected"]["to"])
+               for e in coverage.events if e.label.startswith("fault:zombie-isr") and isinstance(e.value, dict)
+               and e.value.get("elected")}
     unclean = {(e.topic, e.partition) for e in coverage.events if e.label == "election:unclean" and e.topic in topics
-               and (e.topic, *(e.value or (None, None))) not in guarded}
+               and (e.topic, e.partition, *(e.value or (None, None))) not in guarded}
     if unclean:
-        out.update({c: UNCLEAN for c in anomalies - JUDGED_AFTER_UNCLEAN})
-        places = [tuple(p[:2]) for w in results.get("duplicate", {}).get("witnesses", []) for p in w.get("positions", [])]
-        if "duplicate" in anomalies and places and set(places) <= unclean:
+        for c in anomalies - JUDGED_AFTER_UNCLEAN:
+            where = places(results[c].get("witnesses") or [])
+            if where is None or where <= unclean:  # a witness elsewhere is no loss of these elections
+                out[c] = UNCLEAN
+        where = places(results.get("duplicate", {}).get("witnesses") or [])
+        if "duplicate" in anomalies and where and where <= unclean:
             out["duplicate"] = UNCLEAN_PLACES
+    return out
+
+
+def places(witnesses: list[Any]) -> set[tuple[str, int]] | None:
+    """The partitions the stored witnesses name ((topic, partition) fields, or a duplicate's
+    positions); None when one names none, so that an unclean election excuses its check whole."""
+    out: set[tuple[str, int]] = set()
+    for w in witnesses:
+        named = [tuple(p[:2]) for p in w.get("positions") or []] if isinstance(w, dict) else []
+        if isinstance(w, dict) and "topic" in w and isinstance(w.get("partition"), int):
+            named.append((w["topic"], w["partition"]))
+        if not named:
+            return None
+        out.update(named)
     return out

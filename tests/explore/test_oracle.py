@@ -13,8 +13,9 @@ def shrink(**params) -> StepSchedule:
     return StepSchedule((Step("admin", 4.0, 0.5, "client", {"op": "shrink", "topic": "orders", "to": 4, **params}),))
 
 
-def verdict(*found: str, duplicate_places=()) -> dict:
-    results = {name: {"valid": False, "witnesses": []} for name in found}
+def verdict(*found: str, duplicate_places=(), on=()) -> dict:
+    """results.json's verdict with `found` anomalies; `on`: the (topic, partition) of each one's witnesses."""
+    results = {name: {"valid": False, "witnesses": [{"topic": t, "partition": p} for t, p in on]} for name in found}
     if "duplicate" in results:
         results["duplicate"]["witnesses"] = [{"positions": [list(p) for p in duplicate_places]}]
     return {"results": {**results, "lost-write": results.get("lost-write", {"valid": True})}}
@@ -45,11 +46,22 @@ def test_a_duplicate_is_excused_only_where_every_place_was_elected_uncleanly():
 
 def test_the_unclean_election_the_zombie_isr_story_stages_excuses_nothing():
     story = Event(2.0, "fault:zombie-isr", process="nemesis",
-                  value={"topic": "orders", "elected": {"from": 3, "to": 1}, "rejoined": True})
+                  value={"topic": "orders", "partition": 0, "elected": {"from": 3, "to": 1}, "rejoined": True})
     staged = RunCoverage(frozenset(), (story, Event(3.0, "election:unclean", "orders", 0, value=(3, 1))))
     assert excused(verdict("lost-write", "unseen"), StepSchedule(), staged, {"orders"}, 30) == {}
     other = RunCoverage(frozenset(), (story, Event(3.0, "election:unclean", "orders", 1, value=(2, 1))))
     assert set(excused(verdict("unseen"), StepSchedule(), other, {"orders"}, 30)) == {"unseen"}
+    # the same two brokers' election of another partition (the killed leader led both) is not the story's
+    alike = RunCoverage(frozenset(), (story, Event(3.0, "election:unclean", "orders", 2, value=(3, 1))))
+    assert set(excused(verdict("unseen", on=[("orders", 2)]), StepSchedule(), alike, {"orders"}, 30)) == {"unseen"}
+    assert excused(verdict("unseen", on=[("orders", 0)]), StepSchedule(), alike, {"orders"}, 30) == {}
+
+
+def test_an_unclean_election_excuses_no_witness_on_a_partition_it_did_not_elect():
+    found = verdict("inconsistent-offsets", on=[("orders", 0), ("orders", 1)])
+    assert excused(found, StepSchedule(), UNCLEAN, {"orders"}, 30) == {}  # p1 was never elected uncleanly
+    only_p0 = verdict("inconsistent-offsets", "unseen", on=[("orders", 0)])
+    assert set(excused(only_p0, StepSchedule(), UNCLEAN, {"orders"}, 30)) == {"inconsistent-offsets", "unseen"}
 
 
 def test_a_client_is_held_only_to_the_guarantees_it_claims():
