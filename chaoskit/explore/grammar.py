@@ -240,7 +240,8 @@ def _story(fault: str, weight: float, lo: float, hi: float, params: Callable[[ra
 
 
 UNCLEAN = {"unclean.leader.election.enable": "true"}
-MIN_ISR_GUARDED = {**UNCLEAN, "min.insync.replicas": "2"}  # every acks=all write held by two in-sync replicas
+MIN_ISR = {"min.insync.replicas": "2"}  # every acks=all write held by two in-sync replicas
+MIN_ISR_GUARDED = {**UNCLEAN, **MIN_ISR}
 
 
 def _unclean_params(rng: random.Random) -> dict[str, Any]:
@@ -275,9 +276,12 @@ def builtin_kinds() -> dict[str, StepKind]:
                                                             "which": r.choice(["all", "one"])}),
         # the staged stories weigh more: each is a whole sequence of steps the search would rarely compose
         _story("unclean-election", 2.0, 3.0, 5.0, _unclean_params, hold_s=12.0, settings=UNCLEAN),
+        # several acks=1 records past the other follower's end: one alone is often re-sent by a producer
+        # to the very offset the zombie kept it at, which hides the story (the zombie suite writes 3)
         _story("zombie-rejoin", 0.8, 4.0, 6.0, lambda r: {"step_timeout_s": 15, "rejoin_timeout_s": 6,
+                                                          "in_flight": r.choice([1, 3, 3, 5]),
                                                           **({"consumers": "after"} if r.random() < 0.7 else {})},
-               hold_s=25.0),
+               hold_s=25.0, settings=MIN_ISR),
         _story("zombie-isr", 1.5, 4.0, 6.0, lambda r: {"solo_s": r.choice([1, 2]), "step_timeout_s": 12}, hold_s=20.0,
                settings=MIN_ISR_GUARDED),
     ]

@@ -112,6 +112,9 @@ def test_a_story_drawn_brings_the_settings_it_needs(grammar: Grammar):
     inserted = [made for seed in range(300) if (made := insert(random.Random(seed), StepSchedule(()), grammar))
                 and made.steps[0].fault == "zombie-isr"]
     assert inserted and all(grammar.valid(s) and s.settings["min.insync.replicas"] == "2" for s in inserted)
+    rejoins = [s for seed in range(300) for s in [grammar.random_schedule(random.Random(seed), (3, 6))]
+               if any(x.fault == "zombie-rejoin" for x in s.steps)]
+    assert rejoins and all(s.settings.get("min.insync.replicas") == "2" and grammar.valid(s) for s in rejoins)
 
 
 def test_a_story_whose_settings_the_base_sets_otherwise_is_never_drawn():
