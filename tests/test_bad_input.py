@@ -61,6 +61,14 @@ def test_run_answers_garbage_tests_as_bad_input(tmp_path_factory, capsys, conten
     answered(capsys, ["run", str(written(tmp_path_factory.mktemp("garbage"), "test.json", content))])
 
 
+TOPICS = {"topics": [{"name": "orders", "partitions": 2}]}
+
+
+def scripted(fault: str, target: str) -> dict:
+    return {"mean_interval_s": 5, "window_s": [1, 2], "faults": {},
+            "scripted": [{"at": 0.2, "fault": fault, "target": target, "window_s": 1}]}
+
+
 @pytest.mark.parametrize("argv, says", [
     (["check", "{tmp}/none.jsonl"], "no history at"),
     (["check", "{tmp}"], "is a folder"),
@@ -73,6 +81,12 @@ def test_run_answers_garbage_tests_as_bad_input(tmp_path_factory, capsys, conten
     (["run", "{tmp}/string.json"], "not a string"),
     (["run", "{tmp}/empty.json"], 'no "name"'),
     (["run", "{tmp}/typed.json"], "seed: expected int"),
+    (["run", "{tmp}/no-topics.json"], '"topics" is empty; the keyed-sequences'),
+    (["run", "{tmp}/client.json"], "no client named 'nope'; installed: "),
+    (["run", "{tmp}/fault.json"], "no fault named 'nope'; installed: "),
+    (["run", "{tmp}/target.json"], "unknown target kind 'clients'"),
+    (["explore", "{tmp}/client.json", "--budget", "1s"], "no client named 'nope'; installed: "),
+    (["explore", "{tmp}/list.json", "--budget", "1s"], "not a list"),
     (["export", "{tmp}/history.jsonl", "--out", "{tmp}/missing/h.edn"], "does not exist; create it"),
     (["export", "{tmp}/history.jsonl", "--out", "{tmp}"], "it is a folder"),
     (["export", "{tmp}/history.jsonl", "--to", "avro"], "invalid choice"),
@@ -83,7 +97,10 @@ def test_each_kind_of_bad_input_says_what_is_wrong(tmp_path, capsys, argv, says)
     good.with_name("cut.parquet").write_bytes(History.from_path(good).to_parquet(tmp_path / "p.parquet")
                                               .read_bytes()[:300])
     for name, text in {"empty.jsonl": "", "list.json": "[1, 2]", "string.json": '"x"', "empty.json": "{}",
-                       "typed.json": '{"name": "x", "seed": "7"}'}.items():
+                       "typed.json": '{"name": "x", "seed": "7"}', "no-topics.json": '{"name": "x", "topics": []}',
+                       "client.json": json.dumps({"name": "x", "client": "nope", **TOPICS}),
+                       "fault.json": json.dumps({"name": "x", **TOPICS, "faults": scripted("nope", "client")}),
+                       "target.json": json.dumps({"name": "x", **TOPICS, "faults": scripted("kill", "clients")})}.items():
         (tmp_path / name).write_text(text)
     argv = [a.format(tmp=tmp_path) for a in argv]
     (tmp_path / "history.dat").write_text(good.read_text())

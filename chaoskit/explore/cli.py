@@ -27,6 +27,7 @@ from typing import Any
 from chaoskit.cli import duration_arg
 from chaoskit.explore.search import STRATEGIES, UNTIL, Explorer, Settings, parse_budget
 from chaoskit.explore.steps import default_base
+from chaoskit.run.cli import read_test, runnable
 
 
 def register(sub: Any) -> None:
@@ -99,6 +100,10 @@ def settings_from(args: argparse.Namespace) -> tuple[Settings, bool]:
     mutations = sorted(checked(m.strip() for m in args.mutation.split(","))) if args.mutation else base.mutations
     changes = {"client": args.client, "profile": args.profile, "backend": args.backend, "duration_s": args.duration}
     base = replace(base, mutations=list(mutations), **{k: v for k, v in changes.items() if v is not None})
+    try:
+        runnable(base)
+    except ValueError as e:
+        raise ValueError(f"{args.base or 'the default base'}: {e}") from None
     seed = args.seed if args.seed is not None else new_seed()
     faults = [f.strip() for f in args.faults.split(",")] if args.faults else None
     return Settings(base, out, seed, budget, args.strategy, args.until, args.jobs, not args.no_shrink,
@@ -107,16 +112,9 @@ def settings_from(args: argparse.Namespace) -> tuple[Settings, bool]:
 
 def base_test(text: str, profile: str) -> Any:
     """The base ChaosTest: a test.json, or a suite's first smoke test as pytest would run it."""
-    from chaoskit.run.chaostest import ChaosTest
-
     path = Path(text)
     if path.suffix == ".json":
-        if not path.is_file():
-            raise ValueError(f"{path}: no such test file (every run's folder has a test.json)")
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: a test.json holds one JSON object, not a {type(data).__name__}")
-        return ChaosTest.from_json(data)
+        return read_test(path)[0]
     return suite_test(text, profile)
 
 

@@ -137,7 +137,8 @@ class ChaosTest:
             if extra:
                 raise ValueError(f"topics: unknown field(s) {sorted(extra)}; known: {[f.name for f in fields(Topic)]}")
             typed_fields(Topic, t, "topics: ")
-        values["topics"] = [Topic(**t) for t in values.get("topics", [])]
+        if "topics" in values:  # absent: the field's default
+            values["topics"] = [Topic(**t) for t in values["topics"]]
         if "reports" in values:
             values["reports"] = Path(values["reports"])
         return cls(**values)

@@ -66,21 +66,41 @@ def read_test(path: Path) -> tuple[Any, dict[str, Any]]:
         raise UsageError(f"{path}: {e}") from None
 
 
+def runnable(test: Any) -> None:
+    """ValueError for a test that could only fail once its cluster is up: no topic, a client,
+    workload, check or fault no plugin adds, a fault schedule that cannot be drawn."""
+    from chaoskit.pluginmanager import lookup, lookup_all
+    from chaoskit.run.chaostest import schedule_for
+
+    if not test.topics and test.workload == "keyed-sequences":
+        raise ValueError('"topics" is empty; the keyed-sequences workload writes to at least one topic')
+    lookup("clients", test.client)
+    lookup("workloads", test.workload)
+    lookup_all("checks", list(test.checks or []))
+    schedule = schedule_for(test)  # None: no faults
+    lookup_all("faults", sorted({w.name for w in schedule.windows} if schedule else ()))
+
+
 def run_command(args: argparse.Namespace) -> int:
     from chaoskit import __version__
+    from chaoskit.cli import UsageError
     from chaoskit.run.chaostest import VERSION_KEY
     from chaoskit.run.runner import run
 
     test, data = read_test(args.test)
-    written_by = data.get(VERSION_KEY)
-    if written_by != __version__:
-        print(f"chaoskit run: warning: {args.test} was written by chaoskit {written_by or '(unknown version)'}, "
-              f"this is {__version__}: the replay may differ", file=sys.stderr)
     overrides = {"seed": args.seed, "duration_s": args.duration, "profile": args.profile, "backend": args.backend,
                  "engine": args.engine, "spark_master": args.spark_master, "reports": args.reports,
                  "client": args.client}
     test = replace(test, **{k: v for k, v in overrides.items() if v is not None})
     test.replay = None  # the replay of this run is this run's own test.json
+    try:
+        runnable(test)
+    except ValueError as e:
+        raise UsageError(f"{args.test}: {e}") from None
+    written_by = data.get(VERSION_KEY)
+    if written_by != __version__:
+        print(f"chaoskit run: warning: {args.test} was written by chaoskit {written_by or '(unknown version)'}, "
+              f"this is {__version__}: the replay may differ", file=sys.stderr)
     result = run(test, progress=sys.stderr.isatty(), keep=args.keep)
     if args.json:
         print(json.dumps(result.to_json(), indent=1, default=str))

@@ -34,8 +34,8 @@ def test_without_a_base_the_default_one_and_a_test_json_as_it_is(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["{tmp}/nowhere.json"], "no such test file"),
-    (["{tmp}/list.json"], "holds one JSON object, not a list"),
+    (["{tmp}/nowhere.json"], "no such test.json"),
+    (["{tmp}/list.json"], "not a list"),
     (["--budget", "soon"], "a duration is like 90s"),
     (["no_such_suite"], "no suite 'no_such_suite'"),
     (["--mutation", "gates"], "no mutation named gates"),
