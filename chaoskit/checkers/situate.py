@@ -35,8 +35,10 @@ def windows(ops: Iterable[Op]) -> list[dict[str, Any]]:
         if op.get("process") != "nemesis" or not isinstance(v, dict):
             continue
         wid = v.get("window", v.get("fault"))
-        if op.get("f") == "start" and wid not in started:
-            started[wid] = {"kind": str(v.get("fault")), "target": _target(v), "what": _what(v), "start_s": t}
+        if op.get("f") == "start" and wid not in started:  # recorded once started: it began took_s before
+            took = v.get("took_s") if isinstance(v.get("took_s"), (int, float)) else 0.0
+            started[wid] = {"kind": str(v.get("fault")), "target": _target(v), "what": _what(v),
+                            "start_s": max(0.0, t - took)}
         elif op.get("f") == "stop" and wid in started:
             out.append({**started.pop(wid), "end_s": t})
     out += [{**w, "end_s": last} for w in started.values()]

@@ -208,12 +208,17 @@ def _events(windows: Iterable[Fault]) -> list[tuple[float, str, Fault]]:
 
 
 def _invoke(nemesis: Nemesis, test: LiveRun | None, op: Op, record: Record) -> bool:
-    """Invoke and record one op; False when the nemesis raised (the op is recorded with the error)."""
+    """Invoke and record one op; False when the nemesis raised (the op is recorded with the error).
+    The op is recorded once done; its value's `took_s` says how long before that it began (an
+    expansion's clients may write to the new partitions before its start is recorded)."""
+    began = time.monotonic()
     try:
         done = nemesis.invoke(test, op)
     except Exception as exc:  # noqa: BLE001 -- the outcome is unknown: an info op with the error
         record(with_error(op, exc))
         return False
+    if isinstance(done.get("value"), dict):
+        done = {**done, "value": {**done["value"], "took_s": round(time.monotonic() - began, 3)}}
     record(done)
     return True
 

@@ -50,3 +50,18 @@ def test_a_witness_with_nothing_around_says_so_and_parquet_reads_only_what_it_ci
     assert [op["index"] for op in some if op["process"] != "nemesis"] == [w["index"]]
     assert [op["index"] for op in some if op["process"] == "nemesis"] == [
         op["index"] for op in history.ops if op["process"] == "nemesis"]
+
+
+def test_a_window_begins_when_its_start_began_not_when_it_was_recorded():
+    # an expansion's start is recorded once its partitions exist; a send to one of them came before that
+    ops = synthetic.generate(seed=1, events=1500, plant=["key-order"]).ops
+    w = run_checks(History(ops), engine="local").results["key-order"].witnesses[0]
+    t = min(p["t_s"] for p in w["ops"])
+    expand = {"target": "client", "params": {"op": "expand", "topic": "orders", "to": 6}}
+    slow = [nemesis("start", t + 1.0, 1, "admin", **expand, took_s=1.5), nemesis("stop", t + 1.2, 1, "admin")]
+    late = [nemesis("start", t + 1.0, 2, "admin", **expand), nemesis("stop", t + 1.2, 2, "admin")]
+    for windows, seen in ((slow, True), (late, False)):
+        history = History(with_windows(ops, windows))
+        found = run_checks(history, engine="local").results["key-order"].witnesses[0]
+        first = min(p["t_s"] for p in found["ops"])
+        assert any(f["start_s"] <= first for f in found["faults"]) is seen, found["faults"]

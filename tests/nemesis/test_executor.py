@@ -83,6 +83,7 @@ def test_starts_and_stops_each_window_on_time_and_records_ops():
         (4.0, "stop", 0), (4.0, "start", 2),  # a stop goes before a start at the same instant
         (5.0, "start", 3), (6.0, "stop", 2), (9.0, "stop", 3),
     ]
+    assert all(0 <= o["value"].pop("took_s") < 1 for o in ops)  # how long before its record each op began
     assert ops[0] == {"process": "nemesis", "type": "info", "f": "start", "value": {
         "fault": "partition", "target": "leader-of:orders/0", "params": {}, "window": 0, "pick": 7,
         "resolved": {"broker": 1}}}
