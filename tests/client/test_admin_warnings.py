@@ -103,7 +103,7 @@ def test_the_feature_warning_comes_with_a_disabled_brokers_refusal(monkeypatch, 
     fake = FakeAdmin(topic(6, marked=(5,)), dict(SUPPORTED), refuse=ErrorCode.TOPIC_DELETION_DISABLED)
     code, _out, err = shrink(monkeypatch, capsys, fake)
     lines = err.splitlines()
-    assert code == 1 and lines[:2] == [CHANGING, FEATURE] and "TOPIC_DELETION_DISABLED" in lines[2]
+    assert code == 3 and lines[:2] == [CHANGING, FEATURE] and "TOPIC_DELETION_DISABLED" in lines[2]
     assert err.count(FEATURE) == 1
 
 
