@@ -5,7 +5,8 @@ A witness cites ops by their history index (`index`, `first_delivered`, ...). `s
 - `ops`: each cited op's time since the run's start (s), process, kind, and, where the op holds
   them (a send's, or the poll's record of the witness's value), topic, partition and offset;
 - `faults`: every fault and admin window (kind, target, start, end in s) open at one of those
-  times or closed within LOOKBACK_S before the first;
+  times or closed within LOOKBACK_S before the first; `faults_after`, for a write lost or never
+  read, the first windows that opened after it (a removal or an election is the cause there);
 - `when`: the two as one line ("at 7.50 s (poll by 4 of orders/1@12), 8.00 s (...); faults: expand
   orders to 6 on client 5.10-5.50 s"), which the terminal, the pages, Allure and results.json show
   after the witness's explanation (`witness_text`).
@@ -19,6 +20,10 @@ from chaoskit.history.schema import Op, poll_records
 OP_FIELDS = ("index", "first_delivered", "second_delivered", "mode_index")  # witness fields naming ops
 VALUE_FIELDS = ("value", "first", "second")  # witness fields naming the records it is about
 LOOKBACK_S = 5.0
+# checks whose cause comes after the op they cite (a removal, an election losing the write): their
+# witnesses also name the first MAX_AFTER windows that opened after it
+CAUSED_AFTER = frozenset({"lost-write", "unseen"})
+MAX_AFTER = 5
 MAX_WITNESSES = 50  # per check: situated ones (a page shows no more)
 
 
@@ -90,16 +95,17 @@ def situate(results: Mapping[str, Any], history: Any) -> None:
         ops = read_parquet(history.source, cited, ("nemesis",))
     by_index = {op.get("index"): op for op in ops if op.get("index") in cited}
     spans = windows(ops)
-    for r in results.values():
+    for name, r in results.items():
         for w in r.witnesses[:MAX_WITNESSES]:
             placed = [_placed(field, by_index[i], w) for field, i in cited_ops(w).items() if i in by_index]
             if not placed:
                 continue
             first, last = min(p["t_s"] for p in placed), max(p["t_s"] for p in placed)
-            near = [{**s, "start_s": round(s["start_s"], 2), "end_s": round(s["end_s"], 2)} for s in spans
-                    if s["start_s"] <= last and s["end_s"] >= first - LOOKBACK_S]
+            near = [_rounded(s) for s in spans if s["start_s"] <= last and s["end_s"] >= first - LOOKBACK_S]
             w["ops"], w["faults"] = placed, near
-            w["when"] = when(placed, near)
+            if name in CAUSED_AFTER:
+                w["faults_after"] = [_rounded(s) for s in spans if s["start_s"] > last][:MAX_AFTER]
+            w["when"] = when(placed, near, w.get("faults_after", []))
 
 
 def cited_ops(w: Mapping[str, Any]) -> dict[str, int]:
@@ -126,15 +132,21 @@ def _own_value(field: str, w: Mapping[str, Any]) -> set[str]:
     return {w[own]} if own and isinstance(w.get(own), str) else set()
 
 
-def when(placed: list[dict[str, Any]], near: list[dict[str, Any]]) -> str:
+def _rounded(span: dict[str, Any]) -> dict[str, Any]:
+    return {**span, "start_s": round(span["start_s"], 2), "end_s": round(span["end_s"], 2)}
+
+
+def when(placed: list[dict[str, Any]], near: list[dict[str, Any]], after: list[dict[str, Any]] = ()) -> str:
     ops = ", ".join(f"{p['t_s']:.2f} s ({p['f']} by {p['process']}"
                     + (f" of {p['topic']}/{p['partition']}@{p['offset']}" if "offset" in p else "") + ")"
                     for p in sorted(placed, key=lambda p: p["t_s"]))
     faults = "; ".join(f"{label(s)} {s['start_s']:.2f}-{s['end_s']:.2f} s" for s in near)
-    return f"at {ops}; " + (f"faults then or just before: {faults}" if faults else "no fault or admin change then")
+    later = "; ".join(f"{label(s)} {s['start_s']:.2f}-{s['end_s']:.2f} s" for s in after)
+    return (f"at {ops}; " + (f"faults then or just before: {faults}" if faults else "no fault or admin change then")
+            + (f"; after it: {later}" if later else ""))
 
 
-SITUATING = ("ops", "faults", "when")  # what situate adds: a view of the run, not part of what was found
+SITUATING = ("ops", "faults", "faults_after", "when")  # what situate adds: a view of the run, not part of what was found
 
 
 def unsituated(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -65,3 +65,16 @@ def test_a_window_begins_when_its_start_began_not_when_it_was_recorded():
         found = run_checks(history, engine="local").results["key-order"].witnesses[0]
         first = min(p["t_s"] for p in found["ops"])
         assert any(f["start_s"] <= first for f in found["faults"]) is seen, found["faults"]
+
+
+def test_a_write_never_read_names_the_windows_after_it_and_other_checks_do_not():
+    ops = synthetic.generate(seed=2, events=1500, plant=["lost-write"]).ops
+    shrink = {"target": "client", "params": {"op": "shrink", "topic": "orders", "to": 2, "delay_ms": 3000}}
+    history = History(with_windows(ops, [nemesis("start", 40.0, 1, "admin", **shrink), nemesis("stop", 40.5, 1, "admin")]))
+    results = run_checks(history, engine="local").results
+    w = results["lost-write"].witnesses[0]
+    assert "shrink orders to 2" in [f["what"] for f in w["faults_after"]]
+    text = witness_text(w)
+    assert "; after it: " in text and "shrink orders to 2 40.00-40.50 s" in text.split("; after it: ")[1]
+    judged = [x for name, r in results.items() if name not in ("lost-write", "unseen") for x in r.witnesses]
+    assert all("faults_after" not in x for x in judged)
