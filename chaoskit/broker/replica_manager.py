@@ -26,7 +26,7 @@ from chaoskit.broker.log.partition_log import PartitionLog
 from chaoskit.broker.metadata_cache import MetadataCache
 from chaoskit.broker.partition import Partition
 from chaoskit.broker.waiting import wait_for
-from chaoskit.broker.zk import BrokerZk, ZkUnavailable
+from chaoskit.broker.zk import BrokerZk, ReplicaNotLive, ZkUnavailable
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 from chaoskit.protocol.extensions import PartitionMode
 from chaoskit.protocol.topics import cleanup_policy, legal_topic_name, ordered_delivery
@@ -230,7 +230,11 @@ class ReplicaManager:
         joining = [r for r in p.followers_to_add() if r == replica
                    and (not fenced or self.cache.may_join_isr(r, p.topic, p.index))]
         if joining:
-            self._spawn(self._change_isr(p, sorted(p.isr | set(joining)), f"adding caught-up {joining}"))
+            # fenced, the joining replica must still be registered when the ISR is written: this broker's
+            # metadata may not yet say the controller marked it offline (Kafka's controller checks an
+            # AlterPartition's new ISR against the live brokers for the same reason, KIP-841)
+            self._spawn(self._change_isr(p, sorted(p.isr | set(joining)), f"adding caught-up {joining}",
+                                         registered=tuple(joining) if fenced else ()))
 
     def shrink_isrs(self) -> None:
         for p in self.partitions.values():
@@ -243,13 +247,14 @@ class ReplicaManager:
     def _may_change_isr(p: Partition) -> bool:
         return not p.isr_change_pending and p.isr_refused_at != p.leader_epoch
 
-    async def _change_isr(self, p: Partition, isr: list[int], why: str) -> None:
+    async def _change_isr(self, p: Partition, isr: list[int], why: str, registered: tuple[int, ...] = ()) -> None:
         if self.zk is None or not self.zk.connected:
             return  # cut from ZooKeeper: the ISR stays as it is; the next check tries again
         p.isr_change_pending = True
         epoch = p.leader_epoch
         try:
-            written = await asyncio.to_thread(self.zk.update_isr, p.topic, p.index, self.broker_id, epoch, isr)
+            written = await asyncio.to_thread(self.zk.update_isr, p.topic, p.index, self.broker_id, epoch, isr,
+                                              registered)
             if not p.is_leader or p.leader_epoch != epoch:
                 return  # a LeaderAndIsr arrived meanwhile and wins
             if written is not None:
@@ -270,6 +275,8 @@ class ReplicaManager:
                 log.info("%s: ZooKeeper has our leadership at epoch %d (ours %d); waiting for the controller",
                          p, state.leader_epoch, epoch)
                 p.isr_refused_at = epoch
+        except ReplicaNotLive as e:
+            log.info("%s: ISR stays %s, not %s (%s): %s", p, sorted(p.isr), isr, why, e)
         except (ZkUnavailable, ZkDataError) as e:
             log.warning("%s: cannot change the ISR to %s (%s): %s", p, isr, why, e)
         finally:

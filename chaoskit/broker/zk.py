@@ -37,6 +37,10 @@ class ZkUnavailable(Exception):
     """ZooKeeper did not answer in time (disconnected, session expired, or a partitioned link)."""
 
 
+class ReplicaNotLive(Exception):
+    """An ISR change refused because a replica joining it is not registered in ZooKeeper."""
+
+
 class BrokerZk:
     def __init__(self, config: BrokerConfig, op_timeout: float = 5.0) -> None:
         self.config = config
@@ -201,11 +205,14 @@ class BrokerZk:
 
     # -- partition leaders --------------------------------------------------------------------
     def update_isr(self, topic: str, partition: int, leader: int, leader_epoch: int,
-                   isr: list[int]) -> PartitionState | None:
-        """Write a new ISR into the partition state if this broker still leads at leader_epoch.
+                   isr: list[int], registered: tuple[int, ...] = ()) -> PartitionState | None:
+        """Write a new ISR into the partition state if this broker still leads at leader_epoch, and
+        each broker of `registered` (those joining it) is registered in the same transaction.
 
         Returns the state written, or None when the controller has moved leadership on (the caller
         stops acting as leader when the state's epoch is newer). Retries a concurrent ISR-only change.
+        ReplicaNotLive when a broker of `registered` is not registered: its session ended, so the
+        controller takes it as offline, whatever this broker's metadata says yet.
         """
         path = state_path(topic, partition)
         self._ensure(ISR_CHANGE)
@@ -219,9 +226,15 @@ class BrokerZk:
             new = state.evolve(isr=sorted(isr), partition_epoch=state.partition_epoch + 1)
             # one transaction: the controller never sees the new ISR without its notification
             txn = self.client.transaction()
+            for broker in registered:  # exists, at any version
+                txn.check(broker_path(broker), -1)
             txn.set_data(path, new.encode(), version=got[1].version)
             txn.create(ISR_CHANGE_PREFIX, encode_isr_change([(topic, partition)]), sequence=True)
             results = self._wait(txn.commit_async())
+            gone = [b for b, r in zip(registered, results) if isinstance(r, NoNodeError)]
+            if gone:
+                raise ReplicaNotLive(f"broker(s) {gone} not registered in ZooKeeper (offline)")
+            results = results[len(registered):]
             if isinstance(results[0], BadVersionError):
                 continue  # changed under us: re-read and re-check the epoch
             failed = next((r for r in results if isinstance(r, Exception)), None)

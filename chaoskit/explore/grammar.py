@@ -278,7 +278,7 @@ def builtin_kinds() -> dict[str, StepKind]:
         _story("unclean-election", 2.0, 3.0, 5.0, _unclean_params, hold_s=12.0, settings=UNCLEAN),
         # several acks=1 records past the other follower's end: one alone is often re-sent by a producer
         # to the very offset the zombie kept it at, which hides the story (the zombie suite writes 3)
-        _story("zombie-rejoin", 0.8, 4.0, 6.0, lambda r: {"step_timeout_s": 15, "rejoin_timeout_s": 6,
+        _story("zombie-rejoin", 1.5, 4.0, 6.0, lambda r: {"step_timeout_s": 15, "rejoin_timeout_s": 6,
                                                           "in_flight": r.choice([1, 3, 3, 5]),
                                                           **({"consumers": "after"} if r.random() < 0.7 else {})},
                hold_s=25.0, settings=MIN_ISR),

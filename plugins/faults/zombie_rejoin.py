@@ -190,7 +190,9 @@ class _Story:
 
     def _write_past_follower(self) -> list[int] | None:
         """`in_flight` records written to L with acks=1: [first, last] offset, or None to retry."""
-        batch = build_batch([(None, b'"zombie-rejoin: written to %s with acks=1, %d"' % (self.leader.name.encode(), n))
+        # keyed: a compacted topic refuses a record without a key
+        batch = build_batch([(b"zombie-rejoin-%d" % n,
+                              b'"zombie-rejoin: written to %s with acks=1, %d"' % (self.leader.name.encode(), n))
                              for n in range(self.in_flight)])
         with nemesis_client(self.leader.address) as client:
             answer = produce(client, self.topic, self.partition, batch, acks=1)
