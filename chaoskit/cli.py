@@ -12,6 +12,7 @@ import importlib
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 COMMANDS: tuple[str, ...] = (
     "chaoskit.pluginmanager:register",
@@ -118,10 +119,21 @@ def build_parser() -> argparse.ArgumentParser:
     for spec in COMMANDS:
         module_name, func_name = spec.split(":")
         getattr(importlib.import_module(module_name), func_name)(sub)
-    for command in sub.choices.values():  # a command whose help says nothing of its exit codes: the shared ones
+    for command in _commands(sub):  # a command whose help says nothing of its exit codes: the shared ones
         if "exit" not in f"{command.description or ''}{command.epilog or ''}".lower():
             command.epilog = "exit codes: 0 done, 1 failed, 3 bad input (one line says what and how to fix it)"
     return parser
+
+
+def _commands(sub: Any) -> list[argparse.ArgumentParser]:
+    """Every command's parser, and its actions' (cluster up, admin shrink)."""
+    out = []
+    for command in sub.choices.values():
+        out.append(command)
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                out += _commands(action)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,13 +1,16 @@
 """`chaoskit cluster up`: run a cluster in the foreground until SIGINT or SIGTERM.
 
 `--backend local` (the default) runs the nodes as child processes; `--backend docker` as
-containers (images built first when their inputs changed; exit 2 with what to do when no Docker
-engine answers).
+containers (images built first when their inputs changed).
 
 Once every node is ready it prints one JSON object (run id, bootstrap servers, ZooKeeper address,
 every node with its id, role, pid, ports and log; with --proxied the proxy API URL and every link
 with its listen and upstream address) on one line to stdout, and to --json-file if given. Ctrl-C or SIGTERM stops the nodes in reverse order; if this process is killed outright,
 the run's reaper kills the nodes.
+
+Exit codes: 0 stopped cleanly, 1 a node did not come up (its log tail says why), 3 bad input (no
+Docker engine answering, an output it cannot write, a proxy that does not answer), before any node
+starts.
 """
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 `build` makes whatever image's inputs changed since its last build (a second build only looks the
 tags up) and prints one JSON object {name: tag} on stdout; progress goes to stderr. `list` prints
-chaoskit's images on the engine, one JSON object per line. Both exit 2 with a plain message when no
-Docker engine answers.
+chaoskit's images on the engine, one JSON object per line. Both exit 3 (bad input) with one line when
+no Docker engine answers; `build` exits 1 when a build fails, naming its log.
 """
 from __future__ import annotations
 
