@@ -51,3 +51,12 @@ def test_version_matches_the_distribution():
 
     out = run_cli("--version")
     assert out.stdout.strip() == f"chaoskit {__version__}"
+
+
+def test_every_command_and_action_names_its_exit_codes():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    commands = cli._commands(sub)
+    assert {"up", "down", "build", "shrink"} <= {c.prog.split()[-1] for c in commands}  # the actions too
+    silent = [c.prog for c in commands if "exit" not in f"{c.format_help()}".lower().replace("and exit", "")]
+    assert not silent, f"--help says nothing of exit codes: {silent}"
