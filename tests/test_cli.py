@@ -58,5 +58,5 @@ def test_every_command_and_action_names_its_exit_codes():
     sub = next(a for a in parser._actions if a.dest == "command")
     commands = cli._commands(sub)
     assert {"up", "down", "build", "shrink"} <= {c.prog.split()[-1] for c in commands}  # the actions too
-    silent = [c.prog for c in commands if "exit" not in f"{c.format_help()}".lower().replace("and exit", "")]
+    silent = [c.prog for c in commands if "exit" not in c.format_help().lower().replace("help message and exit", "")]
     assert not silent, f"--help says nothing of exit codes: {silent}"
