@@ -136,12 +136,15 @@ def _rounded(span: dict[str, Any]) -> dict[str, Any]:
     return {**span, "start_s": round(span["start_s"], 2), "end_s": round(span["end_s"], 2)}
 
 
+def _spans_text(spans: Iterable[dict[str, Any]]) -> str:
+    return "; ".join(f"{label(s)} {s['start_s']:.2f}-{s['end_s']:.2f} s" for s in spans)
+
+
 def when(placed: list[dict[str, Any]], near: list[dict[str, Any]], after: list[dict[str, Any]] = ()) -> str:
     ops = ", ".join(f"{p['t_s']:.2f} s ({p['f']} by {p['process']}"
                     + (f" of {p['topic']}/{p['partition']}@{p['offset']}" if "offset" in p else "") + ")"
                     for p in sorted(placed, key=lambda p: p["t_s"]))
-    faults = "; ".join(f"{label(s)} {s['start_s']:.2f}-{s['end_s']:.2f} s" for s in near)
-    later = "; ".join(f"{label(s)} {s['start_s']:.2f}-{s['end_s']:.2f} s" for s in after)
+    faults, later = _spans_text(near), _spans_text(after)
     return (f"at {ops}; " + (f"faults then or just before: {faults}" if faults else "no fault or admin change then")
             + (f"; after it: {later}" if later else ""))
 

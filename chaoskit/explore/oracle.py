@@ -84,8 +84,10 @@ def places(witnesses: list[Any]) -> set[tuple[str, int]] | None:
     positions); None when one names none, so that an unclean election excuses its check whole."""
     out: set[tuple[str, int]] = set()
     for w in witnesses:
-        named = [tuple(p[:2]) for p in w.get("positions") or []] if isinstance(w, dict) else []
-        if isinstance(w, dict) and "topic" in w and isinstance(w.get("partition"), int):
+        if not isinstance(w, dict):
+            return None
+        named = [tuple(p[:2]) for p in w.get("positions") or []]
+        if "topic" in w and isinstance(w.get("partition"), int):
             named.append((w["topic"], w["partition"]))
         if not named:
             return None
