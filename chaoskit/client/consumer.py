@@ -577,18 +577,19 @@ class OrderedConsumer:
                 gate.drained.add(q)  # removed (or going): nothing of it is left to read
         known = deletion_blockers(p, info.initial_partition_count, undeleted, max(max(info.partitions), *seen) + 1)
         removed = [q for q in known if q in gone and q not in gate.upper and q not in gate.announced]
-        if removed:  # its thresholds went with it, and so did its records: the keys are ours from here
-            gate.announced |= set(removed)
-            for q in removed:
-                self._gate_event("gate-opened", t, p, "deletion", q, "removed")
-            self._callback("on_partition_key_assigned", [(t, p)])
-        blockers = [q for q in known if q in marked]
-        for q in blockers:
-            if q in gate.upper:
-                continue
+        if removed:
+            self._keys_of_removed(t, p, gate, removed)
+        # a marked partition whose threshold is not known yet blocks all of P1 (gate.unknown)
+        gate.unknown = {q for q in known if q in marked and q not in gate.upper and q not in gate.announced}
+        for q in sorted(gate.unknown):
             maps = self.view.admin.epoch_maps(t, [q], missing_ok=True).get(q)
-            old = maps.before_deletion.get(p) if maps else None
-            if old is None:
+            if maps is None:  # removed since our metadata showed it marked
+                self._keys_of_removed(t, p, gate, [q])
+                gate.unknown.discard(q)
+                continue
+            old = maps.before_deletion.get(p)
+            if old is None:  # marked while ordered delivery was off: its keys were never promised an order
+                gate.unknown.discard(q)
                 continue
             if self._current_epoch(t, p) <= old:
                 self._refresh_metadata(force=True)
@@ -598,6 +599,7 @@ class OrderedConsumer:
             if end.error != ErrorCode.NONE:
                 return
             gate.upper[q] = end.end_offset
+            gate.unknown.discard(q)
         limit = gate.limit()
         if limit is None or state.position < limit:
             return
@@ -614,6 +616,14 @@ class OrderedConsumer:
         if due:
             gate.announced |= due
             self._callback("on_partition_key_assigned", [(t, p)])
+
+    def _keys_of_removed(self, t: str, p: int, gate: DeletionGate, removed: list[int]) -> None:
+        """Marked partitions gone before P1 learnt their thresholds: the thresholds went with them,
+        and so did their records, so their keys are P1's from here."""
+        gate.announced |= set(removed)
+        for q in removed:
+            self._gate_event("gate-opened", t, p, "deletion", q, "removed")
+        self._callback("on_partition_key_assigned", [(t, p)])
 
     def _waits(self) -> list[tuple[str, int]]:
         waits = set()

@@ -11,7 +11,8 @@ another partition.
   reached P3's log end (P3 is drained).
 
 Thresholds come from OffsetsForLeaderEpoch and are only taken once the partition's current
-epoch moved past the named one (else the epoch is still open and its end not final).
+epoch moved past the named one (else the epoch is still open and its end not final). While a
+marked partition's threshold is not known, P1 delivers nothing: any offset may lie past it.
 
 `keys_leaving`: the partitions whose keys go elsewhere when their owner loses them (its
 key-revoked on a rebalance).
@@ -53,9 +54,14 @@ class DeletionGate:
     # partition drained or removed before P1 reached its threshold still gets its announcement there
     announced: set[int] = field(default_factory=set)
     waited: set[int] = field(default_factory=set)  # marked partitions it was seen waiting on (reported once)
+    # marked partitions whose threshold P1 could not learn yet (its epoch not yet bumped in our
+    # metadata, or its leader not answering): until it is known, no offset of P1 is safe to deliver
+    unknown: set[int] = field(default_factory=set)
 
     def limit(self) -> int | None:
         """The first offset P1 may not deliver yet (None: no limit)."""
+        if self.unknown:
+            return 0
         pending = [u for p, u in self.upper.items() if p not in self.announced]
         return min(pending) if pending else None
 

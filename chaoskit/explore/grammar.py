@@ -211,7 +211,10 @@ def _expand_batch_draw(rng: random.Random, model: Model, t: float) -> Step | Non
     topic = rng.choice(sorted(model.topics.values(), key=lambda x: x.name))
     if topic.marked(t) or topic.existing >= MAX_PARTITIONS:
         return None
-    return Step("expand-batch", t, 1.0, "client", {"topics": {topic.name: topic.count + 1, "__consumer_offsets": 6}},
+    # KAFKA-20029's story in one step: the batch, then (mostly) a broker restarted so that it reads
+    # the coordinators' topic anew, and every broker asked where the groups live
+    return Step("expand-batch", t, 1.0, "client", {"topics": {topic.name: topic.count + 1, "__consumer_offsets": 6},
+                                                    "restart": rng.random() < 0.7, "probe_s": 3},
                 rng.getrandbits(31))
 
 
@@ -257,7 +260,8 @@ def builtin_kinds() -> dict[str, StepKind]:
         StepKind("delete-records", 0.5, _delete_records_draw,
                  check=lambda s, m: (x := m.topics.get(s.params.get("topic"))) is not None and x.marked(s.at_s)),
         # the only step that tries KAFKA-20029's guardrail: at 0.3 a 10-minute search drew it in none of 44 runs
-        StepKind("expand-batch", 1.0, _expand_batch_draw, _expand_batch_check, _expand_batch_apply),
+        StepKind("expand-batch", 1.0, _expand_batch_draw, _expand_batch_check, _expand_batch_apply,
+                 takes_down=BROKER, hold_s=10.0),
         _node_fault("partition", 2.0, 1.0, 5.0, lambda r: {"shape": r.choice(["isolate", "isolate", "halves"]),
                                                             "how": r.choice(["refuse", "drop"])}),
         _node_fault("kill", 1.5, 1.0, 3.0),

@@ -3,7 +3,12 @@
 KAFKA-20029 says existing admin clients need no change: a batch that names an internal coordinator
 topic beside ordinary ones gets INVALID_REQUEST for the internal topic while the others grow. This
 fault sends such a batch the way an operator's tooling does, with kafka-python's KafkaAdminClient,
-while the run's other faults play. Params: `topics`, {name: new partition count}.
+while the run's other faults play. Params: `topics`, {name: new partition count}; `restart`
+(true: after the batch, one broker, chosen with the window's pick, restarts cleanly and so reads
+`__consumer_offsets`' count anew, as brokers rolled after an operator's change do); `probe_s`
+(seconds: every broker is asked FindCoordinator for groups g0..g7 once before the batch and again
+for that long after it and the restart, recorded as the coordinator-probe workload records them,
+so the `coordinator-split` check sees which partition each broker places a group on).
 
 It records an `expand` op per topic (process "admin"): invoke, then ok, or fail with the broker's
 error. A retriable answer (a broker between sessions, a moved controller) is retried for the topics
@@ -13,24 +18,52 @@ so a suite says which profile must refuse the step (`refused=`) and reads the pe
 """
 from __future__ import annotations
 
+import time
+from types import SimpleNamespace
 from typing import Any, Mapping
 
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
+from chaoskit_plugins.clients.probe import ProbeClient
 from chaoskit_plugins.faults.cluster_faults import SETTLED_WITHIN_S
 
 RETRY_S = 30.0
+PROBE_GROUPS = 8  # groups on 8 partitions of 5 or more: most land elsewhere when the count changes
 
 
 class ExpandBatchFault(WindowedFault):
     name = "expand-batch"
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
-        check_params(self.name, params, {"topics"})
+        check_params(self.name, params, {"topics", "restart", "probe_s"})
         topics = params.get("topics")
         if not isinstance(topics, Mapping) or not topics or \
                 not all(isinstance(n, str) and isinstance(c, int) and c > 0 for n, c in topics.items()):
             raise ValueError(f"{self.name}: topics must map topic names to new partition counts, got {topics!r}")
+        probe_s = params.get("probe_s", 0)
+        if not isinstance(probe_s, (int, float)) or probe_s < 0:
+            raise ValueError(f"{self.name}: probe_s must be a number of seconds >= 0, got {probe_s!r}")
+        probe = Prober(self) if probe_s else None
+        try:
+            if probe:
+                probe.ask_all()  # each broker's placement before the batch: the count it read then
+            refused = self._expand(topics)
+            if params.get("restart"):
+                node = self.context.node(self.context.resolve("random-broker", pick))
+                if node.running:  # one another fault holds down restarts at that fault's end
+                    node.stop()
+                    node.start(clean=False, wait=True)
+            if probe:
+                probe.ask_for(probe_s)
+        finally:
+            if probe:
+                probe.close()
+        if refused:
+            raise RuntimeError(f"{self.name}: refused {', '.join(f'{t} ({w})' for t, w in sorted(refused.items()))}")
+        return {"topics": dict(topics)}
+
+    def _expand(self, topics: Mapping[str, int]) -> dict[str, str]:
+        """The batch, sent and recorded: the topics refused, with why."""
         from kafka.admin import KafkaAdminClient
 
         for topic, count in topics.items():
@@ -46,15 +79,46 @@ class ExpandBatchFault(WindowedFault):
             why = outcome.get(topic, "no answer")
             self._record({"type": "ok" if why is None else ("info" if topic not in outcome else "fail"),
                           "topic": topic, "value": {"count": count}, **({} if why is None else {"error": why})})
-        if refused:
-            raise RuntimeError(f"{self.name}: refused {', '.join(f'{t} ({w})' for t, w in sorted(refused.items()))}")
-        return {"topics": dict(topics)}
+        return refused
 
     def stop(self, state: dict[str, Any]) -> None:
         return None  # partitions are never taken back
 
     def _record(self, op: dict[str, Any]) -> None:
         self.record({"process": "admin", "f": "expand", **op})
+
+
+class Prober:
+    """FindCoordinator asked of every broker for PROBE_GROUPS groups, through the probe client (which
+    names the partition behind each answer), each question and answer recorded as process "probe"."""
+
+    def __init__(self, fault: ExpandBatchFault) -> None:
+        self.fault, self.client = fault, ProbeClient()
+        self.test = SimpleNamespace(cluster=fault.context.cluster)
+        self.brokers = sorted(fault.context.cluster.brokers)
+
+    def ask_all(self) -> None:
+        unreachable: set[int] = set()  # asked no more this round: each question would wait out its timeout
+        for group in range(PROBE_GROUPS):
+            for broker in self.brokers:
+                if broker in unreachable:
+                    continue
+                op = {"process": "probe", "f": "coordinator", "node": broker, "value": {"group": f"g{group}"}}
+                self.fault.record({**op, "type": "invoke"})
+                answer = self.client.invoke(self.test, op)
+                self.fault.record(answer)
+                if answer["type"] == "info":
+                    unreachable.add(broker)
+
+    def ask_for(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while True:
+            self.ask_all()
+            if time.monotonic() >= end:
+                return
+
+    def close(self) -> None:
+        self.client.close(self.test)
 
 
 def _send(admin: Any, topics: dict[str, int]) -> dict[str, str | None]:

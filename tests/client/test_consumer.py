@@ -138,6 +138,51 @@ def test_positions_are_reported_again_to_a_coordinator_found_anew():
     assert member.reports == [{}, {("t", 0): 10}, {}, {("t", 0): 10}, {}]
 
 
+def _gated_consumer(epoch_maps: dict[int, Any], p2_epoch: int) -> tuple[OrderedConsumer, list[Any]]:
+    """A member reading t-2 while its metadata shows t-6 marked (8 partitions shrunk to 6, KIP-253
+    keys of 6 move to 2); the cluster's answers to the gate are canned."""
+    from types import SimpleNamespace
+
+    from chaoskit.client.admin import PartitionInfo, TopicInfo
+    from chaoskit.client.consumer import _Partition
+    from chaoskit.protocol.extensions import PartitionMode
+    parts = {p: PartitionInfo(p, 1, p2_epoch if p == 2 else 0, (1,), (1,),
+                              PartitionMode.READ_ONLY if p >= 6 else PartitionMode.READ_WRITE) for p in range(8)}
+    consumer = OrderedConsumer("127.0.0.1:1", group_id="g")
+    consumer.view.topics = {"t": TopicInfo("t", 0, parts, initial_partition_count=4, undeleted_partition_count=6)}
+    consumer.view.refresh = lambda topics: consumer.view.topics  # type: ignore[method-assign]
+    consumer.view.admin = SimpleNamespace(epoch_maps=lambda t, ps, missing_ok=False: {q: epoch_maps[q] for q in ps
+                                                                                       if q in epoch_maps})
+    consumer.parts = {("t", 2): _Partition(position=10, hw=10)}
+    consumer.parts[("t", 2)].started = True
+    events: list[Any] = []
+    consumer.events.subscribe(events.append)
+    return consumer, events
+
+
+def test_a_marked_partition_removed_before_its_threshold_was_asked_is_announced_at_once():
+    """Metadata showed t-6 marked, but it was drained and removed before the gate asked for its
+    threshold (its epoch maps are gone): its keys are t-2's from now, and t-2's member must say so
+    (key-assigned) before it delivers a record written after the shrink."""
+    consumer, events = _gated_consumer({}, p2_epoch=1)
+    consumer._open_gates()
+    gate = consumer.parts[("t", 2)].deletion
+    assert gate is not None and gate.announced == {6} and gate.limit() is None
+    assert [e["f"] for e in events if e["f"].startswith("on_")] == ["on_partition_key_assigned"]
+
+
+def test_a_marked_partitions_unknown_threshold_holds_back_every_record():
+    """KIP-253 8.5: t-2 may deliver past the end of its epoch before the marking only once t-6 is
+    drained. While that end cannot be read yet (t-2's epoch not yet bumped in our metadata), any
+    offset may lie past it: nothing of t-2 is fetched or delivered, and nothing is announced."""
+    from chaoskit.client.admin import EpochMaps
+    consumer, events = _gated_consumer({6: EpochMaps({}, {2: 3})}, p2_epoch=3)
+    consumer._open_gates()
+    state = consumer.parts[("t", 2)]
+    assert state.deletion is not None and state.deletion.unknown == {6} and state.deletion.limit() == 0
+    assert consumer._fetchable() == {} and not events
+
+
 def test_bad_settings_are_refused_with_a_hint():
     with pytest.raises(ValueError, match="auto_offset_reset"):
         OrderedConsumer("127.0.0.1:1", auto_offset_reset="smallest")

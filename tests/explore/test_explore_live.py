@@ -111,3 +111,23 @@ def test_a_killed_explore_loses_no_finding_and_resumes_where_it_stopped(tmp_path
     assert resumed.returncode == 0, resumed.stderr  # the old finding is known; nothing new was found
     after = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines() if x.strip()]
     assert [x["n"] for x in after[len(runs):]] == list(range(len(runs), len(after))) and len(after) > len(runs)
+
+
+# KAFKA-20029 in one explore step: the batch grows __consumer_offsets, a broker restarts (and reads
+# the new count) and every broker is asked where eight groups live
+GUARDRAIL_STEP = Step("expand-batch", 1.0, 1.0, "client",
+                      {"topics": {"orders": 5, "__consumer_offsets": 6}, "restart": True, "probe_s": 3}, pick=1)
+
+
+@pytest.mark.parametrize("mutations", [
+    ["guardrail"],
+    pytest.param([], marks=pytest.mark.nightly),  # CI: the guardrail suite's patched run refuses the same batch
+])
+def test_the_expand_batch_step_shows_a_split_only_when_the_guardrail_is_off(tmp_path, mutations):
+    test = to_test(replace(default_base(duration_s=6.0), mutations=mutations, reports=tmp_path),
+                   StepSchedule((GUARDRAIL_STEP,)), "guardrail", 7)
+    result = run(test)
+    assert result.error is None, result.error
+    split = result.verdict.results["coordinator-split"]
+    assert split.counts["answers"] >= 2 * 8 * 3, split  # asked before the batch and at least once after
+    assert split.valid is (not mutations), split
