@@ -260,8 +260,8 @@ def builtin_kinds() -> dict[str, StepKind]:
         StepKind("delete-records", 0.5, _delete_records_draw,
                  check=lambda s, m: (x := m.topics.get(s.params.get("topic"))) is not None and x.marked(s.at_s)),
         # the only step that tries KAFKA-20029's guardrail: at 0.3 a 10-minute search drew it in none of 44 runs
-        StepKind("expand-batch", 1.0, _expand_batch_draw, _expand_batch_check, _expand_batch_apply,
-                 takes_down=BROKER, hold_s=10.0),
+        StepKind("expand-batch", 1.5, _expand_batch_draw, _expand_batch_check, _expand_batch_apply,
+                 takes_down=BROKER, hold_s=5.0),  # its restart and probe: about 5 s past its window
         _node_fault("partition", 2.0, 1.0, 5.0, lambda r: {"shape": r.choice(["isolate", "isolate", "halves"]),
                                                             "how": r.choice(["refuse", "drop"])}),
         _node_fault("kill", 1.5, 1.0, 3.0),
@@ -306,7 +306,7 @@ def generic_kind(fault: str) -> StepKind:
 # off for the topic, two in-sync replicas for a write, out-of-sync replicas electable, compaction. A
 # setting not drawn is left to the cluster's default, so a schedule lists only what it changes.
 SETTINGS: dict[str, tuple[str, float]] = {
-    "enable.ordered.delivery": ("false", 0.15),
+    "enable.ordered.delivery": ("false", 0.25),  # with a shrink: the only schedules KIP-694's refusal alone guards
     "min.insync.replicas": ("2", 0.4),
     "unclean.leader.election.enable": ("true", 0.5),
     "cleanup.policy": ("compact", 0.1),
