@@ -44,7 +44,7 @@ class Lane:
         self.runs = 0  # runs on the current cluster
         self.started = 0  # clusters started in all
         self._marks: dict[str, int] = {}
-        self.offsets_partitions = 0  # the coordinators' topic's partition count, as the first run left it
+        self.offsets_partitions = 0  # the coordinators' topic's partition count in a new cluster
 
     # --- the runner's side -----------------------------------------------------------------------------
     def cluster_for(self, test: ChaosTest) -> Any:
@@ -63,7 +63,7 @@ class Lane:
                 cluster.stop()
                 raise
             self.cluster, self.key, self.runs = cluster, key, 0
-            self.offsets_partitions = 0
+            self.offsets_partitions = configured_offsets_partitions(cluster.spec)
             self.started += 1
         self.runs += 1
         self._marks = {str(path): _size(path) for path in self._logs()}
@@ -117,7 +117,6 @@ class Lane:
         if offsets:
             # a run that grew the coordinators' topic (the guardrail turned off) would hand the next
             # runs a cluster unlike a new one: their groups placed by another count
-            self.offsets_partitions = self.offsets_partitions or len(offsets)
             if len(offsets) != self.offsets_partitions:
                 raise RuntimeError(f"{OFFSETS_TOPIC} has {len(offsets)} partitions, not {self.offsets_partitions}")
             cluster.wait_until_replicated(OFFSETS_TOPIC, HEALTHY_WITHIN_S)
@@ -135,6 +134,16 @@ class Lane:
             finally:
                 shutil.rmtree(self.cluster.run_dir, ignore_errors=True)
                 self.cluster, self.key = None, None
+
+
+def configured_offsets_partitions(spec: Any) -> int:
+    """The count a new cluster gives the coordinators' topic (its brokers' offsets.topic.num.partitions):
+    what the lane holds every run to, the first one included (a run that grew the topic leaves it
+    grown, and the next runs would meet groups placed by another count)."""
+    from chaoskit.broker.config import BrokerConfig
+
+    given = spec.broker_config.get("offsets.topic.num.partitions")
+    return int(given) if given is not None else BrokerConfig.offsets_topic_num_partitions
 
 
 def _size(path: Any) -> int:

@@ -1,6 +1,7 @@
 """A small EDN reader and writer: enough of the format for Jepsen histories.
 
-Keywords become strings without the colon (`:ok` -> "ok"), symbols strings, vectors and lists
+Keywords become `Keyword`s, strings without the colon that compare equal to plain strings (`:ok`
+== "ok", so a map with both `:x` and `"x"` as keys keeps one) and are written back as keywords; symbols strings, vectors and lists
 Python lists, sets sorted lists when their items compare (else lists), maps dicts (keys made
 hashable), `nil`/`true`/`false` None/True/False, tagged values (`#jepsen.history.Op{...}`) the
 value they tag, `#_` discards the next form. Commas are whitespace; `;` starts a comment.
@@ -43,6 +44,8 @@ def dumps(value: Any) -> str:
         return '"' + "".join(_WRITE_ESCAPES.get(c, c) for c in value) + '"'
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, MapKey):
+        return "{" + ", ".join(f"{dumps(k)} {dumps(v)}" for k, v in value) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + " ".join(dumps(x) for x in value) + "]"
     if isinstance(value, dict):
@@ -71,12 +74,16 @@ def loads_prefix(text: str) -> tuple[Any, int]:
     return reader.form(), reader.pos
 
 
+class MapKey(tuple):
+    """A map used as a map key: its (key, value) pairs, hashable, which `dumps` writes as a map."""
+
+
 def _hashable(v: Any) -> Any:
-    """A map key as a dict can hold it: vectors as tuples, maps as tuples of pairs."""
+    """A map key as a dict can hold it: vectors as tuples, maps as MapKeys."""
     if isinstance(v, list):
         return tuple(_hashable(x) for x in v)
     if isinstance(v, dict):
-        return tuple((k, _hashable(x)) for k, x in v.items())
+        return MapKey((k, _hashable(x)) for k, x in v.items())
     return v
 
 
@@ -195,7 +202,7 @@ class _Reader:
         if token in ("true", "false"):
             return token == "true"
         if token.startswith(":"):
-            return token[1:]
+            return Keyword(token[1:])
         if _INT.match(token):
             return int(token.rstrip("N"))
         if _FLOAT.match(token):

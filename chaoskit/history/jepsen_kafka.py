@@ -15,9 +15,12 @@ and `:poll` ops hold only sends or polls, `:txn` both. Each micro-op becomes an 
   `on_partitions_assigned` op before the op's own;
 - any other op (`:crash`, nemesis ops, `:debug-topic-partitions`) is kept as it is (history.jepsen).
 
-Keys: kafka.clj leaves the mapping of its integer keys to topic-partitions to the client; Jepsen's
-Kafka/Redpanda client maps key k to topic `t<k div 2>`, partition `k mod 2` (two partitions per
-topic), and so do we. A history `chaoskit export` wrote starts with an op of process `:chaoskit`, f
+Keys: kafka.clj treats keys as opaque values and leaves their mapping to topic-partitions to the
+client; Jepsen's Kafka/Redpanda client maps integer key k to topic `t<k div 2>`, partition `k mod 2`
+(two partitions per topic), and so do we. Any other key (a keyword, a string, a negative number, a
+vector: Jepsen's checker tests use `:x`, `:y`) is a topic of its own, named by the key's EDN text
+(`:x`, `"a"`, `-1`), partition 0: one partition per key, the same whatever the order keys appear in,
+and a witness names the key as the history wrote it. A history `chaoskit export` wrote starts with an op of process `:chaoskit`, f
 `:chaoskit-export`, whose value names its own key map (`{:keys {0 ["orders" 0] ...}}`; a nil
 partition stands for a send whose partition was never known) and says values are JSON texts
 (`:values :json-text`): every micro-op value is then an EDN string holding the value's canonical
@@ -56,6 +59,14 @@ TopicPartition = tuple[Any, "int | None"]
 def jepsen_topic_partition(key: int) -> TopicPartition:
     """Jepsen's Kafka client's topic-partition for integer key `key`."""
     return f"t{key // PARTITIONS_PER_TOPIC}", key % PARTITIONS_PER_TOPIC
+
+
+def key_topic_partition(key: Any) -> TopicPartition:
+    """The topic-partition of any EDN key: Jepsen's client's for a non-negative integer, else the
+    key's own topic (its EDN text), partition 0."""
+    if isinstance(key, int) and not isinstance(key, bool) and key >= 0:
+        return jepsen_topic_partition(key)
+    return edn.dumps(key), 0
 
 
 def is_header(m: Any) -> bool:
@@ -97,13 +108,9 @@ class _Reading:
         self.exported = True
 
     def topic_partition(self, key: Any) -> TopicPartition:
-        if not isinstance(key, int) or isinstance(key, bool):
-            raise SchemaError(f"a key is a non-negative integer (a topic-partition), got {edn.dumps(key)}")
         if key in self.keys:
             return self.keys[key]
-        if key < 0:
-            raise SchemaError(f"a key is a non-negative integer (a topic-partition), got {key!r}")
-        return jepsen_topic_partition(key)
+        return key_topic_partition(key)
 
     def value(self, v: Any) -> Any:
         if not self.json_values or v is None:

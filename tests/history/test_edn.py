@@ -57,3 +57,10 @@ def test_written_values_read_back():
 def test_what_edn_cannot_hold_is_refused():
     with pytest.raises(EdnError, match="cannot write a set"):
         dumps({1, 2})
+
+
+def test_keywords_and_map_keys_are_written_back_as_read():
+    text = '{:f :send, :value [[:send :x 1]], {:k 1} "v", [1 2] nil}'
+    value = loads(text)
+    assert value["f"] == "send" and isinstance(value["f"], Keyword)
+    assert dumps(value) == text

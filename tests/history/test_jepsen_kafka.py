@@ -147,15 +147,15 @@ def test_what_cannot_be_mapped_is_a_problem_with_its_line_and_the_rest_loads(tmp
     lines = send(0, 0, 1, 0) + [
         "{:type :ok, :process 0, :f :send, :value [[:send 0",  # truncated
         op("ok", 5, "poll", "[[:poll {0 [[0 1] [x 2]]}] [:frob 1]]"),  # one bad read, one unknown micro-op
-        op("ok", 5, "send", "[[:send -1 [0 9]]]"),  # not a key
+        op("ok", 5, "send", "[[:send 0]]"),  # no value
         op("ok", 5, "txn", "3"),
     ] + poll(6, {0: [(0, 1)]})
     history = load(tmp_path, lines, "bad.edn")
     assert history.problems == [
         "line 3: the text ends inside a form (column 51): truncated?",
-        'line 4: micro-op 1: a micro-op is [:send k v] or [:poll ...], got ["frob" 1]',
+        "line 4: micro-op 1: a micro-op is [:send k v] or [:poll ...], got [:frob 1]",
         'line 4: micro-op 0: a read is [offset value] with an integer offset, got ["x" 2]',
-        "line 5: micro-op 0: a key is a non-negative integer (a topic-partition), got -1",
+        "line 5: micro-op 0: a send micro-op is [:send k v], got [:send 0]",
         "line 6: a :txn op's value is a vector of micro-ops, got 3",
     ]
     polls = [o for o in history.ops if o["f"] == "poll" and o["type"] == "ok"]
@@ -188,14 +188,26 @@ def test_export_writes_values_as_json_texts_under_a_key_map():
     assert ':value [[:send 0 [7 "[0,\\"k\\",1]"]]]' in done
 
 
-def test_a_key_that_is_not_an_integer_is_a_problem_not_a_crash(tmp_path: Path):
-    lines = [op("ok", 5, "poll", "[[:poll {[1 2] [[0 1]], {:k 1} [[0 2]], 0 [[0 3]]}]]")]
+def test_any_edn_key_is_a_topic_of_its_own_named_as_the_history_wrote_it(tmp_path: Path):
+    """Jepsen's checker takes keys as opaque values (its tests use keywords): each key that is not a
+    non-negative integer is one partition of a topic named by its EDN text, whatever order keys come in."""
+    lines = [op("ok", 5, "poll", '[[:poll {[1 2] [[0 1]], {:k 1} [[0 2]], 0 [[0 3]], :x [[0 4]], -1 [[0 6]]}]]'),
+             op("ok", 5, "poll", '[[:poll {"x" [[0 5]]}]]')]
     history = load(tmp_path, lines)
-    assert history.problems == [
-        "line 1: micro-op 0: a key is a non-negative integer (a topic-partition), got [1 2]",
-        'line 1: micro-op 0: a key is a non-negative integer (a topic-partition), got [["k" 1]]',
-    ]
-    assert [o["value"] for o in history.ops] == [[[0, 0, None, 3, None]]]
+    assert history.problems == []
+    got = {(o["topic"], r[0]): r[3] for o in history.ops for r in o["value"]}
+    assert got == {("[1 2]", 0): 1, ("{:k 1}", 0): 2, ("t0", 0): 3, (":x", 0): 4, ('"x"', 0): 5, ("-1", 0): 6}
+
+
+def test_keyword_keys_are_judged_per_key(tmp_path: Path):
+    """A lost write on :x is found and named by its key; :y, read in full, is clean."""
+    lines = [op("invoke", 0, "send", "[[:send :x 1] [:send :y 3]]"),
+             op("ok", 0, "send", "[[:send :x [0 1]] [:send :y [0 3]]]"),
+             op("invoke", 0, "send", "[[:send :x 2]]"), op("ok", 0, "send", "[[:send :x [1 2]]]"),
+             op("invoke", 5, "poll", "[[:poll]]"), op("ok", 5, "poll", "[[:poll {:x [[1 2]], :y [[0 3]]}]]")]
+    result = verdict(load(tmp_path, lines), ["lost-write"]).results["lost-write"]
+    assert result.valid is False
+    assert [(w["topic"], w["partition"], w["value"]) for w in result.witnesses] == [(":x", 0, "1")]
 
 
 # --- Jepsen's rules (docs/history.md "Jepsen's rules on Jepsen histories"): each anomaly planted where it
