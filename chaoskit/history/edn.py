@@ -78,12 +78,12 @@ class MapKey(tuple):
     """A map used as a map key: its (key, value) pairs, hashable, which `dumps` writes as a map."""
 
 
-def _hashable(v: Any) -> Any:
+def hashable(v: Any) -> Any:
     """A map key as a dict can hold it: vectors as tuples, maps as MapKeys."""
     if isinstance(v, list):
-        return tuple(_hashable(x) for x in v)
+        return tuple(hashable(x) for x in v)
     if isinstance(v, dict):
-        return MapKey((k, _hashable(x)) for k, x in v.items())
+        return MapKey((k, hashable(x)) for k, x in v.items())
     return v
 
 
@@ -122,7 +122,7 @@ class _Reader:
             items = self._seq("}")
             if len(items) % 2:
                 raise EdnError(f"a map needs an even number of forms, got {len(items)} (before column {self.pos})")
-            return {_hashable(items[i]): items[i + 1] for i in range(0, len(items), 2)}
+            return {hashable(items[i]): items[i + 1] for i in range(0, len(items), 2)}
         if c == "#":
             return self._dispatch()
         if c == '"':

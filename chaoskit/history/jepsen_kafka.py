@@ -61,6 +61,25 @@ def jepsen_topic_partition(key: int) -> TopicPartition:
     return f"t{key // PARTITIONS_PER_TOPIC}", key % PARTITIONS_PER_TOPIC
 
 
+def key_of(tp: TopicPartition) -> Any:
+    """The key whose topic-partition `tp` is (key_topic_partition's inverse), None when no key maps
+    to it (our own topics: `orders`/3)."""
+    topic, partition = tp
+    if not isinstance(topic, str) or partition is None:
+        return None
+    if topic[:1] == "t" and topic[1:].isdigit() and partition in range(PARTITIONS_PER_TOPIC):
+        key: Any = int(topic[1:]) * PARTITIONS_PER_TOPIC + partition
+    else:
+        try:
+            key = edn.loads(topic)
+        except edn.EdnError:
+            return None
+    try:
+        return key if key_topic_partition(key) == tp else None
+    except edn.EdnError:
+        return None
+
+
 def key_topic_partition(key: Any) -> TopicPartition:
     """The topic-partition of any EDN key: Jepsen's client's for a non-negative integer, else the
     key's own topic (its EDN text), partition 0."""
@@ -108,9 +127,8 @@ class _Reading:
         self.exported = True
 
     def topic_partition(self, key: Any) -> TopicPartition:
-        if key in self.keys:
-            return self.keys[key]
-        return key_topic_partition(key)
+        found = self.keys.get(edn.hashable(key))
+        return found if found is not None else key_topic_partition(key)
 
     def value(self, v: Any) -> Any:
         if not self.json_values or v is None:

@@ -1,8 +1,9 @@
 """Our history as a Jepsen Kafka history.edn (`chaoskit export --to jepsen-kafka`), which
 history/jepsen_kafka.py reads back to the ops the checks read the same way.
 
-The first line is the header op (process `:chaoskit`, f `:chaoskit-export`) holding the key map: each
-(topic, partition) of the history, sorted, is key 0, 1, 2, ... A send is one `:send` op of one
+The first line is the header op (process `:chaoskit`, f `:chaoskit-export`) holding the key map: a
+(topic, partition) read from a Jepsen key keeps that key (`t0`/1 is 1, `:x`/0 is :x), and every other,
+sorted, takes the next integer no such key holds (0, 1, 2, ...). A send is one `:send` op of one
 micro-op `[:send k v]` whose key is its partition's (an invoke's partition is its completion's; a
 send whose partition was never known has a key of partition nil); `ok` completes it as `[:send k
 [offset v]]`, a `fail`/`info` with an offset too, else as invoked. An `ok` poll is one `:poll` op of
@@ -17,11 +18,12 @@ Poll records' message keys and leader epochs are not written (no check reads the
 from __future__ import annotations
 
 import re
+from itertools import count
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from chaoskit.history.edn import Keyword, dumps
-from chaoskit.history.jepsen_kafka import EXPORT_F, EXPORT_PROCESS, JSON_TEXT, TopicPartition
+from chaoskit.history.edn import Keyword, dumps, hashable
+from chaoskit.history.jepsen_kafka import EXPORT_F, EXPORT_PROCESS, JSON_TEXT, TopicPartition, key_of
 from chaoskit.history.schema import Op, value_text
 
 _KEYWORD = re.compile(r"[A-Za-z_*!?][\w*!?<>=.+-]*$")
@@ -56,21 +58,30 @@ def _partition(op: Op, partitions: dict[tuple[Any, str | None], int]) -> int | N
     return partitions.get((op.get("process"), value_text(op.get("value"))))
 
 
+def _keys(tps: list[TopicPartition]) -> dict[TopicPartition, Any]:
+    """Each topic-partition's key: the Jepsen key it was read from, when it was (`t0`/1 is 1, `:x`/0
+    is :x), else the next integer no such key holds."""
+    keys = {tp: k for tp in tps if (k := key_of(tp)) is not None}
+    taken = {k for k in keys.values() if isinstance(k, int)}
+    free = (n for n in count() if n not in taken)
+    return {tp: keys[tp] if tp in keys else next(free) for tp in tps}
+
+
 def jepsen_kafka_lines(ops: Iterable[Op]) -> Iterator[str]:
     """The EDN lines of a Jepsen Kafka history for `ops`: the header, then one op map per op."""
     ops = sorted(ops, key=lambda op: op["index"])
     partitions = _send_partitions(ops)
-    keys = {tp: k for k, tp in enumerate(_topic_partitions(ops, partitions))}
+    keys = _keys(_topic_partitions(ops, partitions))
     header = {Keyword("process"): Keyword(EXPORT_PROCESS), Keyword("type"): Keyword("info"),
               Keyword("f"): Keyword(EXPORT_F),
-              Keyword("value"): {Keyword("keys"): {k: list(tp) for tp, k in keys.items()},
+              Keyword("value"): {Keyword("keys"): {hashable(k): list(tp) for tp, k in keys.items()},
                                  Keyword("values"): Keyword(JSON_TEXT)}}
     yield dumps(header)
     for op in ops:
         yield dumps(_jepsen_op(op, keys, partitions))
 
 
-def _jepsen_op(op: Op, keys: dict[TopicPartition, int], partitions: dict[tuple[Any, str | None], int]) -> dict:
+def _jepsen_op(op: Op, keys: dict[TopicPartition, Any], partitions: dict[tuple[Any, str | None], int]) -> dict:
     f, kind = op["f"], op["type"]
     m: dict[Any, Any] = {Keyword("index"): op["index"]}
     if op.get("time_ns") is not None:
@@ -90,10 +101,10 @@ def _jepsen_op(op: Op, keys: dict[TopicPartition, int], partitions: dict[tuple[A
     return m
 
 
-def _poll_micro_ops(op: Op, keys: dict[TopicPartition, int]) -> list[list[Any]]:
-    runs: list[tuple[int, list[list[Any]]]] = []  # (key, [[offset value] ...]) of consecutive records
+def _poll_micro_ops(op: Op, keys: dict[TopicPartition, Any]) -> list[list[Any]]:
+    runs: list[tuple[Any, list[list[Any]]]] = []  # (key, [[offset value] ...]) of consecutive records
     for partition, offset, _key, value, _epoch in op.get("value") or []:
-        key = keys[(op.get("topic"), partition)]
+        key = hashable(keys[(op.get("topic"), partition)])  # a vector or map key, as a map key
         if not runs or runs[-1][0] != key:
             runs.append((key, []))
         runs[-1][1].append([offset, value_text(value)])
