@@ -33,6 +33,13 @@ class Check:
     evidence: str = ""  # the count of what it judged; zero means it judged nothing
     nothing: str = ""  # what was missing when `evidence` is zero
     unsupported: str = ""  # why chaoskit cannot decide it at all: always "unknown" with this reason
+    any_of: bool = False  # one of `needs` suffices (an offset's values are known from sends or from polls)
+
+    def missing(self, present: frozenset[str] | set[str]) -> frozenset[str]:
+        """The op kinds it needs that the history lacks (empty: it applies)."""
+        if self.any_of and self.needs & present:
+            return frozenset()
+        return self.needs - present
 
     @property
     def function(self) -> str:
@@ -41,8 +48,8 @@ class Check:
 
 
 def _kafka(name: str, description: str, category: str, explain: str, evidence: tuple[str, str],
-           *needs: str) -> Check:
-    return Check(name, description, category, frozenset(needs), explain, *evidence)
+           *needs: str, any_of: bool = False) -> Check:
+    return Check(name, description, category, frozenset(needs), explain, *evidence, any_of=any_of)
 
 
 KAFKA_CHECKS: tuple[Check, ...] = (
@@ -58,10 +65,10 @@ KAFKA_CHECKS: tuple[Check, ...] = (
            ("acked", "no send was acknowledged"), "send", "poll"),
     _kafka("duplicate", "one value was written or read at more than one offset", "Duplicates",
            "value {value} is at {count} places: {positions}",
-           ("values", "no value was written or read"), "send", "poll"),
+           ("values", "no value was written or read"), "send", "poll", any_of=True),
     _kafka("inconsistent-offsets", "one offset of a partition held different values", "Divergent logs",
            "{topic}/{partition} offset {offset} holds different values: {values}",
-           ("offsets", "no offset was written or read"), "send", "poll"),
+           ("offsets", "no offset was written or read"), "send", "poll", any_of=True),
     _kafka("poll-skip", "a consumer's next record of a partition jumped over offsets known to exist, without a "
            "rebalance", "Consumer order",
            "process {process} read {topic}/{partition} offset {from_offset} then {to_offset} (op {index}), "

@@ -39,7 +39,7 @@ def applicable(history: History) -> list[Check]:
 
     present = history.kinds()
     jepsen = JEPSEN_CHECKS if jepsen_fs(history) else ()
-    return [c for c in (*KAFKA_CHECKS, *jepsen) if c.needs <= present]
+    return [c for c in (*KAFKA_CHECKS, *jepsen) if not c.missing(present)]
 
 
 def default_checks(history: History, model: str | None) -> list[str]:

@@ -41,7 +41,7 @@ def run_kafka_checks(engine: Engine, checks: Sequence[Check], history: History) 
     results: dict[str, CheckResult] = {}
     ready = []
     for c in checks:
-        missing = c.needs - present
+        missing = c.missing(present)
         if c.unsupported and not missing:
             results[c.name] = CheckResult.unknown(c.name, c.unsupported)
         elif missing:  # nothing to judge, not an error: a default check then does not decide the verdict

@@ -18,9 +18,12 @@ from chaoskit.pluginmanager import collect, get_plugin_manager
 def test_none_runs_every_applicable_check_and_a_named_inapplicable_one_is_unknown():
     ops = synthetic.generate(seed=1, events=500).ops
     sends_only = [op for op in ops if op["f"] == "send"]
-    assert [c.name for c in applicable(History(sends_only))] == ["nonmonotonic-send"]
+    # an offset's values are known from acknowledged sends alone: duplicate and inconsistent-offsets apply
+    assert [c.name for c in applicable(History(sends_only))] == ["duplicate", "inconsistent-offsets",
+                                                                 "nonmonotonic-send"]
     verdict = run_checks(sends_only, None, engine="local")
-    assert list(verdict.results) == ["nonmonotonic-send"] and verdict.valid is True
+    assert list(verdict.results) == ["duplicate", "inconsistent-offsets", "nonmonotonic-send"]
+    assert verdict.valid is True
     named = run_checks(sends_only, ["unseen"], engine="local").results["unseen"]
     assert named.valid == "unknown" and "no poll ops" in named.error
 

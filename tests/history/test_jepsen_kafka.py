@@ -240,6 +240,10 @@ CASES = [
     ("duplicate-across-keys-is-not", send(0, 0, 1, 0) + poll(5, {0: [(0, 1)], 1: [(0, 1)]}), "duplicate", 0, {}),
     ("inconsistent", send(0, 0, 1, 0) + send(1, 0, 2, 0) + poll(5, {0: [(0, 1)]}), "inconsistent-offsets", 1,
      {"offset": 0, "values": ["1", "2"]}),
+    # two acknowledged sends of different values at one offset: divergent without any poll
+    ("inconsistent-from-sends-alone", send(0, 0, 1, 0) + send(1, 0, 2, 0), "inconsistent-offsets", 1,
+     {"offset": 0, "values": ["1", "2"]}),
+    ("sends-at-distinct-offsets-are-not", send(0, 0, 1, 0) + send(1, 0, 2, 1), "inconsistent-offsets", 0, {}),
     ("inconsistent-unproven-info-is-not", send(0, 0, 1, 0) + txn(1, "info", "[[:send 0 [0 2]]]")
      + poll(5, {0: [(0, 1)]}), "inconsistent-offsets", 0, {}),
     ("poll-skip", SEND_0_1_2 + poll(5, {0: [(0, 1)]}) + poll(5, {0: [(2, 3)]}), "poll-skip", 1,
