@@ -148,7 +148,8 @@ def read_jepsen_kafka_lines(lines: Iterable[str]) -> tuple[list[Op], Problems]:
     reading = _Reading()
     one_each = True  # every Jepsen op gave exactly one op: its :index can stay
     ordinal = 0
-    for n, m in edn_forms(lines):
+    invoked: dict[Any, list[Op]] = {}  # process -> the sends its open invocation gave
+    for n, m in _by_index(edn_forms(lines)):
         try:
             if isinstance(m, edn.EdnError):
                 raise m
@@ -161,10 +162,38 @@ def read_jepsen_kafka_lines(lines: Iterable[str]) -> tuple[list[Op], Problems]:
             continue
         finally:
             ordinal += not is_header(m)
+        if not reading.exported:  # Jepsen's processes have one op open at a time; ours may have several sends
+            _complete_sends(got, invoked)
         one_each = one_each and len(got) == 1
         ops += got
     _number(ops, one_each)
     return ops, problems
+
+
+def _by_index(forms: Iterable[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    """The forms in the history's order: by :index when every op map has one (Jepsen orders a history
+    by it, whatever order its lines were written in), else as written."""
+    forms = list(forms)
+    indices = [m.get("index") for _n, m in forms if isinstance(m, dict) and not is_header(m)]
+    if all(isinstance(i, int) and not isinstance(i, bool) for i in indices) and indices != sorted(indices):
+        return sorted(forms, key=lambda f: -1 if not isinstance(f[1], dict) or is_header(f[1]) else f[1]["index"])
+    return forms
+
+
+def _complete_sends(got: list[Op], invoked: dict[Any, list[Op]]) -> None:
+    """A completion's sends name what was sent (Jepsen takes a send's value and key from its
+    completion): the sends its process's invocation gave take them, micro-op by micro-op."""
+    sends = [op for op in got if op["f"] == "send"]
+    if not sends:
+        return
+    process = sends[0].get("process")
+    if sends[0]["type"] == "invoke":
+        invoked[process] = sends
+        return
+    before = invoked.pop(process, None)
+    if before is not None and len(before) == len(sends):
+        for inv, done in zip(before, sends):
+            inv.update(value=done.get("value"), topic=done.get("topic"), partition=done.get("partition"))
 
 
 def _number(ops: list[Op], keep: bool) -> None:

@@ -8,7 +8,8 @@ micro-op `[:send k v]` whose key is its partition's (an invoke's partition is it
 send whose partition was never known has a key of partition nil); `ok` completes it as `[:send k
 [offset v]]`, a `fail`/`info` with an offset too, else as invoked. An `ok` poll is one `:poll` op of
 `[:poll {k [[offset v] ...]}]`, one micro-op per run of records of one partition when its
-partitions interleave (so the records keep their order); other polls are `[[:poll]]`. Every
+partitions interleave (so the records keep their order), and so is a failed or indeterminate poll
+that returned records; other polls are `[[:poll]]`. Every
 micro-op value is an EDN string holding the value's canonical JSON (schema.value_text): Jepsen takes
 a vector in a send for an [offset value] pair, and ours are often lists. Every other op keeps its
 `f` and its value as EDN. Columns not in the micro-ops (`key`, `error`, `topic`, `leader_epoch`,
@@ -93,7 +94,8 @@ def _jepsen_op(op: Op, keys: dict[TopicPartition, Any], partitions: dict[tuple[A
         m[Keyword("value")] = [[Keyword("send"), keys[(op.get("topic"), _partition(op, partitions))],
                                 [op.get("offset"), value] if done and kind != "invoke" else value]]
     elif f == "poll":
-        m[Keyword("value")] = _poll_micro_ops(op, keys) if kind == "ok" else [[Keyword("poll")]]
+        # a failed or indeterminate poll keeps the records it returned, if any (they show the log)
+        m[Keyword("value")] = _poll_micro_ops(op, keys) if kind == "ok" or op.get("value") else [[Keyword("poll")]]
     else:
         m[Keyword("value")] = op.get("value")
     encoded = (*_ON_EVERY_OP, *_IN_MICRO_OPS.get(f, ("value",)))

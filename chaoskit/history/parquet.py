@@ -1,9 +1,10 @@
 """Histories as Parquet: the schema's columns, typed, for Spark (docs/history.md, "Parquet").
 
-One row per op and one row per record an ok poll delivered (`pos` its place in the poll; null on
-op rows): the records are exploded here, once, so Spark reads deliveries as plain typed rows. A
-record row carries its poll's index, time, process and topic, `f` "poll", `type` "ok", and the
-record's partition, offset, key, value and leader epoch.
+One row per op and one row per record a poll returned (`pos` its place in the poll; null on op
+rows): the records are exploded here, once, so Spark reads deliveries as plain typed rows. A record
+row carries its poll's index, time, process, type (`ok`: delivered; a failed or indeterminate poll's
+records only show what the log held) and topic, `f` "poll", and the record's partition, offset,
+key, value and leader epoch.
 
 Each batch of ops is written as row groups of one kind each (`GROUPS`: send invokes, send
 completions, polls, other ops, records), in index order within each: a Spark scan filtered by
@@ -25,7 +26,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from chaoskit.history.schema import COLUMNS, Op, json_text, jsonl_ops, poll_records, process_of, value_text
+from chaoskit.history.schema import COLUMNS, Op, json_text, jsonl_ops, process_of, read_records, value_text
 
 ROWS = 250_000
 NAMES = (*COLUMNS, "extra", "pos")
@@ -63,10 +64,10 @@ class _Batch:
             None if error is None else str(error), topic, g("partition"), None if key is None else str(key),
             g("offset"), g("leader_epoch"), None if node is None else value_text(node), extra, None))
         self.ops += 1
-        records = poll_records(op)
+        records = read_records(op)
         if records:
-            self.groups[_RECORDS].extend((index, time_ns, process, "ok", "poll", v, None, topic, p, k, o, e, None, None,
-                                          pos) for pos, (p, o, k, v, e) in enumerate(records))
+            self.groups[_RECORDS].extend((index, time_ns, process, type_, "poll", v, None, topic, p, k, o, e, None,
+                                          None, pos) for pos, (p, o, k, v, e) in enumerate(records))
 
     def tables(self) -> list[Any]:
         """A table per kind: the rows (tuples) read as one struct array, in Arrow's C++ (transposing

@@ -77,11 +77,15 @@ _NONE: list[list[Any]] = []  # shared, never written to
 
 
 def _polled(op: Op) -> list[list[Any]]:
-    """An ok poll's records, as the op holds them, once their shape is checked ([] for any other op)."""
-    if op.get("f") != "poll" or op.get("type") != "ok":
+    """A poll's records, as the op holds them, once their shape is checked ([] for any other op). An
+    ok poll's value is its records; a failed or indeterminate one may hold the records it returned
+    all the same (a Jepsen transaction's poll that aborted), or nothing."""
+    if op.get("f") != "poll" or op.get("type") == "invoke":
         return _NONE
     value = op.get("value") or []
     if not isinstance(value, list):
+        if op.get("type") != "ok":
+            return _NONE
         raise SchemaError(f"an ok poll's value is a list of [partition, offset, key, value, leader_epoch], "
                           f"got {type(value).__name__}")
     for r in value:
@@ -92,6 +96,12 @@ def _polled(op: Op) -> list[list[Any]]:
 
 def poll_records(op: Op) -> list[tuple[Any, ...]]:
     """An ok poll's delivered records as (partition, offset, key, value text, leader_epoch) tuples."""
+    return read_records(op) if op.get("type") == "ok" else []
+
+
+def read_records(op: Op) -> list[tuple[Any, ...]]:
+    """The records a poll of any outcome returned, as poll_records gives them: a failed poll's were
+    not delivered, but they show what the log held (Jepsen's version order counts them)."""
     return [(r[0], r[1], r[2] if r[2] is None else str(r[2]), value_text(r[3]), r[4] if isinstance(r[4], int) else None)
             for r in _polled(op)]
 

@@ -40,6 +40,16 @@ def poll(process: int, polled: dict[int, list[tuple[int, int]]]) -> list[str]:
     return [op("invoke", process, "poll", "[[:poll]]"), op("ok", process, "poll", f"[[:poll {reads(polled)}]]")]
 
 
+def failed_poll(process: int, kind: str, polled: dict[int, list[tuple[int, int]]]) -> list[str]:
+    """A poll that failed (an aborted transaction's) or is indeterminate, but returned records."""
+    return [op("invoke", process, "poll", "[[:poll]]"), op(kind, process, "poll", f"[[:poll {reads(polled)}]]")]
+
+
+def indexed(*maps: str) -> list[str]:
+    """Op maps given their :index in the order written ("i:{...}")."""
+    return ["{:index " + m.split(":", 1)[0] + ", " + m.split(":", 1)[1][1:] for m in maps]
+
+
 def assign(process: int, keys: list[int], f: str = "assign") -> list[str]:
     value = "[" + " ".join(map(str, keys)) + "]"
     return [op("invoke", process, f, value), op("ok", process, f, value)]
@@ -244,6 +254,32 @@ CASES = [
     ("inconsistent-from-sends-alone", send(0, 0, 1, 0) + send(1, 0, 2, 0), "inconsistent-offsets", 1,
      {"offset": 0, "values": ["1", "2"]}),
     ("sends-at-distinct-offsets-are-not", send(0, 0, 1, 0) + send(1, 0, 2, 1), "inconsistent-offsets", 0, {}),
+    # a failed or indeterminate poll's records show what the log held (duplicate, inconsistent-offsets)...
+    ("failed-poll-duplicate", send(0, 0, 1, 0) + failed_poll(5, "fail", {0: [(0, 1), (1, 1)]}), "duplicate", 1,
+     {"value": "1", "count": 2}),
+    ("info-poll-inconsistent", send(0, 0, 1, 0) + failed_poll(5, "info", {0: [(0, 2)]}), "inconsistent-offsets", 1,
+     {"offset": 0, "values": ["1", "2"]}),
+    # ...but were not read: 1 is lost though a failed poll returned it
+    ("failed-poll-is-no-read", send(0, 0, 1, 0) + send(0, 0, 2, 1) + failed_poll(5, "fail", {0: [(0, 1)]})
+     + poll(5, {0: [(1, 2)]}), "lost-write", 1, {"value": "1"}),
+    # an aborted transaction's records (offset 1) are skipped legitimately: no skip, nothing lost
+    ("aborted-txn-skipped-is-no-skip", send(0, 0, 1, 0) + txn(1, "fail", "[[:send 0 [1 2]]]") + send(0, 0, 3, 2)
+     + poll(5, {0: [(0, 1)]}) + poll(5, {0: [(2, 3)]}), "poll-skip", 0, {}),
+    ("aborted-txn-skipped-is-not-lost", send(0, 0, 1, 0) + txn(1, "fail", "[[:send 0 [1 2]]]") + send(0, 0, 3, 2)
+     + poll(5, {0: [(0, 1), (2, 3)]}), "lost-write", 0, {}),
+    # a producer's order is the history's (:index, whatever order the lines come in), its values the completions'
+    ("nonmonotonic-send-lines-out-of-order", indexed(
+        "3:{:type :ok, :process 0, :f :send, :value [[:send 0 [1 2]]]}",
+        "0:{:type :invoke, :process 0, :f :send, :value [[:send 0 1]]}",
+        "1:{:type :ok, :process 0, :f :send, :value [[:send 0 [5 1]]]}",
+        "2:{:type :invoke, :process 0, :f :send, :value [[:send 0 2]]}",
+        "5:{:type :ok, :process 5, :f :poll, :value [[:poll {0 [[1 2] [5 1]]}]]}",
+        "4:{:type :invoke, :process 5, :f :poll, :value [[:poll]]}"),
+     "nonmonotonic-send", 1, {"from_offset": 5, "to_offset": 1}),
+    ("nonmonotonic-send-completion-values", send(0, 0, 9, None, kind="invoke")[:1]
+     + [op("ok", 0, "send", "[[:send 0 [5 1]]]"), op("invoke", 0, "send", "[[:send 0 8]]"),
+        op("ok", 0, "send", "[[:send 0 [1 2]]]")] + poll(5, {0: [(1, 2), (5, 1)]}),
+     "nonmonotonic-send", 1, {"from_offset": 5, "to_offset": 1}),
     ("inconsistent-unproven-info-is-not", send(0, 0, 1, 0) + txn(1, "info", "[[:send 0 [0 2]]]")
      + poll(5, {0: [(0, 1)]}), "inconsistent-offsets", 0, {}),
     ("poll-skip", SEND_0_1_2 + poll(5, {0: [(0, 1)]}) + poll(5, {0: [(2, 3)]}), "poll-skip", 1,

@@ -6,7 +6,8 @@ inconsistent-offsets, poll-skip, nonmonotonic-poll, nonmonotonic-send) are these
 history read from Jepsen (`Tables.jepsen`), our checks.py's otherwise; the others (int-*, G1a,
 precommitted-read) exist only here. Everything is judged per key (topic, partition) on its
 *version order*: the offsets observed holding a value, by committed sends (ok, or info with some
-send of its transaction read) and ok polls, densely numbered; a value's place is its last.
+send of its transaction read) and polls of any outcome (a failed poll still returned what the log
+held), densely numbered; a value's place is its last. Only ok polls' reads count as read.
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ class Versions:
         for s in self.committed:
             if s.offset is not None and s.value is not None:
                 log[(s.topic, s.partition)][s.offset].add(s.value)
-        for d in t.deliveries:
+        for d in (*t.deliveries, *t.failed_reads):  # a failed poll's records show what the log held too
             if d.value is not None:
                 log[(d.topic, d.partition)][d.offset].add(d.value)
         self.log = log

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from chaoskit.history.incarnations import Incarnations
-from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op, poll_records, value_text
+from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op, read_records, value_text
 
 READONLY_MODES = ("ReadOnly", "None")
 # ops after which a consumer may legitimately read a partition from another offset
@@ -61,6 +61,8 @@ class Assign:
 class Tables:
     sends: list[Send] = field(default_factory=list)
     deliveries: list[Delivery] = field(default_factory=list)
+    # what failed or indeterminate polls returned: never delivered, but the log held it (Jepsen's rules)
+    failed_reads: list[Delivery] = field(default_factory=list)
     # process -> indices of its position resets: rebalance assigns and truncation reports
     resets: dict[Any, list[int]] = field(default_factory=dict)
     truncations: list[tuple[Any, Any, int, int, int]] = field(default_factory=list)  # process, t, p, offset, index
@@ -132,11 +134,11 @@ def build(ops: Iterable[Op]) -> Tables:
                 s.status, s.partition, s.offset, s.done_index = kind, named(s.topic, op.get("partition")), \
                     op.get("offset"), idx
                 s.group, s.done_ns = group_of(op), op.get("time_ns")
-        elif f == "poll" and kind == "ok":
+        elif f == "poll" and kind != "invoke":
             topic = op.get("topic") or ""
-            for pos, (p, o, key, v, _epoch) in enumerate(poll_records(op)):
-                t.deliveries.append(Delivery(op.get("process"), idx, pos, topic, named(topic, p), o, key, v,
-                                             group_of(op)))
+            into = t.deliveries if kind == "ok" else t.failed_reads
+            for pos, (p, o, key, v, _epoch) in enumerate(read_records(op)):
+                into.append(Delivery(op.get("process"), idx, pos, topic, named(topic, p), o, key, v, group_of(op)))
         elif f in RESETS and kind in ("ok", "info"):
             t.resets.setdefault(op.get("process"), []).append(idx)
             if f == RESETS[0]:

@@ -60,9 +60,9 @@ def _log(t: SparkTables) -> Any:
         from pyspark.sql import Window
         F = t.F
         sent = _sends(t).filter(F.col("committed") & F.col("offset").isNotNull() & F.col("value").isNotNull())
+        reads = t.deliveries.unionByName(t.failed_reads)  # a failed poll's records show what the log held too
         log = (sent.select("topic", "partition", "offset", "value")
-               .unionByName(t.deliveries.filter(F.col("value").isNotNull()).select("topic", "partition", "offset",
-                                                                                     "value"))
+               .unionByName(reads.filter(F.col("value").isNotNull()).select("topic", "partition", "offset", "value"))
                .distinct())
         w = Window.partitionBy("topic", "partition").orderBy("offset")
         return log.withColumn("place", F.dense_rank().over(w) - 1)

@@ -46,8 +46,11 @@ class SparkTables:
         self.ops = rows.filter(~is_record).drop("pos").withColumn(
             "value", F.when(F.col("f") == "poll", F.lit(None)).otherwise(F.col("value")))
         ops = self.ops
-        self.deliveries = self.kept(rows.filter(is_record).select("process", "index", "pos", "topic", "partition",
-                                                                  "offset", "key", "value"))
+        record_cols = ("process", "index", "pos", "topic", "partition", "offset", "key", "value")
+        delivered = F.col("type") == "ok"
+        self.deliveries = self.kept(rows.filter(is_record & delivered).select(*record_cols))
+        # what failed or indeterminate polls returned: not delivered, but the log held it (Jepsen's rules)
+        self.failed_reads = rows.filter(is_record & ~delivered).select(*record_cols)
         # the ops neither sent nor polled (admin, callbacks, resets, the restore read): few, read by several checks
         self.rare = rare = self.kept(ops.filter(~F.col("f").isin("send", "poll")).drop("extra"))
         # the invokes and the completions each shuffled once, by value (each filtered first: a
