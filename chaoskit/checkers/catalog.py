@@ -32,7 +32,6 @@ class Check:
     explain: str = ""  # a witness row's explanation, formatted with the row's fields
     evidence: str = ""  # the count of what it judged; zero means it judged nothing
     nothing: str = ""  # what was missing when `evidence` is zero
-    unsupported: str = ""  # why chaoskit cannot decide it at all: always "unknown" with this reason
     any_of: bool = False  # one of `needs` suffices (an offset's values are known from sends or from polls)
 
     def missing(self, present: frozenset[str] | set[str]) -> frozenset[str]:
@@ -123,12 +122,9 @@ KAFKA_CHECKS: tuple[Check, ...] = (
 # Jepsen's anomalies that have no check of ours by that name (checkers/{local,spark}/jepsen_checks.py);
 # run by default on histories read from Jepsen (docs/history.md). The seven of Jepsen's names that are
 # also ours above follow Jepsen's rules on such histories (jepsen_checks.py has them by the same name).
-NEEDS_CYCLES = "needs Elle's cycle analysis over transactions, which chaoskit does not implement"
-
-
 def _cycle(name: str, what: str) -> Check:
-    return Check(name, f"{what} (Elle's cycle over the transactions' ww/wr dependencies); reported unknown",
-                 "Transactions (Jepsen)", frozenset({"txn"}), unsupported=NEEDS_CYCLES)
+    return _kafka(name, f"{what} (Elle's cycles over the Jepsen ops' dependencies, checkers/cycles.py)",
+                  "Transactions (Jepsen)", "{cycle}", ("transactions", "no send, poll or txn op completed"), "txn")
 
 
 JEPSEN_CHECKS: tuple[Check, ...] = (
@@ -154,12 +150,12 @@ JEPSEN_CHECKS: tuple[Check, ...] = (
            "transaction's records before it commits)", "Aborted reads",
            "the transaction of process {process} (op {index}) read {value} at {topic}/{partition}, which it sent",
            ("txns", "no transaction both sent and read"), "txn"),
-    _cycle("G0", "write cycle (allowed by Jepsen's Kafka checker: Kafka does not isolate writes)"),
-    _cycle("G0-process", "write cycle including process order (allowed by Jepsen)"),
-    _cycle("G0-realtime", "write cycle including real-time order (allowed by Jepsen)"),
-    _cycle("G1c", "circular information flow (allowed by Jepsen with :ww-deps)"),
-    _cycle("G1c-process", "circular information flow including process order"),
-    _cycle("G1c-realtime", "circular information flow including real-time order"),
+    _cycle("G0", "write cycle: ops whose writes each follow another's in a key's version order, round to the "
+           "first (counted as allowed: Jepsen's Kafka checker allows it, Kafka does not isolate writes)"),
+    _cycle("G0-realtime", "write cycle that needs real-time order as well (counted as allowed, as G0)"),
+    _cycle("G1c", "circular information flow: ops each reading what another wrote, round to the first"),
+    _cycle("G1c-realtime", "circular information flow that needs real-time order as well: an op read what "
+           "an op invoked after it completed wrote"),
 )
 
 # the linearizability checker (chaoskit.checkers.linearizable; its search in checkers/linear/)

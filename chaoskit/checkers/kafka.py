@@ -42,9 +42,7 @@ def run_kafka_checks(engine: Engine, checks: Sequence[Check], history: History) 
     ready = []
     for c in checks:
         missing = c.missing(present)
-        if c.unsupported and not missing:
-            results[c.name] = CheckResult.unknown(c.name, c.unsupported)
-        elif missing:  # nothing to judge, not an error: a default check then does not decide the verdict
+        if missing:  # nothing to judge, not an error: a default check then does not decide the verdict
             results[c.name] = CheckResult.nothing_to_judge(c.name, f"the history has no {', '.join(sorted(missing))} "
                                                                    "ops, which this check reads")
         else:

@@ -15,6 +15,7 @@ from collections import defaultdict
 from types import ModuleType
 from typing import Any, Callable, Iterable
 
+from chaoskit.checkers import cycles
 from chaoskit.checkers.findings import Found, Row
 from chaoskit.checkers.local.checks import _found, _send_row, _step_sort
 from chaoskit.checkers.local.tables import Assign, Send, Tables
@@ -262,3 +263,35 @@ def precommitted_read(t: Tables) -> Found:
     rows = [{"process": d.process, "topic": k[0], "partition": k[1], "value": k[2], "index": d.index}
             for g, (k, d) in first.items()]
     return _found(rows, lambda r: r["index"], txns=len(both))
+
+
+# --- cycles (checkers/cycles.py): Elle's G0 and G1c, and their -realtime forms ---------------------------
+def _cycles(t: Tables) -> dict[str, list[list[Any]]]:
+    if not hasattr(t, "_cycles"):
+        vo = _versions(t)
+        txns = t.txns = cycles.txn_ops(t.txn_rows)
+        writer: dict[tuple[Any, int, str | None], Any] = {}
+        for s in sorted((s for s in t.sends if s.status is not None), key=lambda s: s.done_index):
+            writer[(s.topic, s.partition, s.value)] = s.group  # Jepsen's writer-of: the last completion sending it
+        graph = cycles.Graph()
+        wr = {(writer[(d.topic, d.partition, d.value)], d.group, d.topic, d.partition, d.value)
+              for d in (*t.deliveries, *t.failed_reads) if (d.topic, d.partition, d.value) in writer}
+        cycles.add_wr(wr, graph)
+        ww = []
+        for (topic, p), offs in vo.offsets.items():
+            values = [min(vo.log[(topic, p)][o]) for o in offs]  # one value per offset, as Jepsen's by-index
+            for v1, v2 in zip(values, values[1:]):
+                if (topic, p, v1) in writer and (topic, p, v2) in writer:
+                    ww.append((writer[(topic, p, v1)], writer[(topic, p, v2)], topic, p, v1, v2))
+        cycles.add_ww(ww, graph)
+        cycles.realtime(txns.values(), graph)
+        t._cycles = cycles.find(graph)  # type: ignore[attr-defined]
+    return t._cycles  # type: ignore[attr-defined]
+
+
+def _cycle_found(t: Tables, name: str) -> Found:
+    return cycles.found(name, _cycles(t), t.txns)
+
+
+# named after the checks (catalog.py), as every check function of an engine
+G0, G1c, G0_realtime, G1c_realtime = cycles.check_functions(_cycle_found)  # noqa: N816 -- Elle's names

@@ -9,12 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from chaoskit.checkers.cycles import Op as TxnOp
 from chaoskit.history.incarnations import Incarnations
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op, read_records, value_text
 
 READONLY_MODES = ("ReadOnly", "None")
 # ops after which a consumer may legitimately read a partition from another offset
 RESETS = ("on_partitions_assigned", "truncation-detected")
+TXN_FS = ("send", "poll", "txn")  # the Jepsen ops the cycle checks' graph is made of
 
 
 @dataclass
@@ -74,6 +76,10 @@ class Tables:
     key_revoked: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
     key_assigned: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
     assigns: list[Assign] = field(default_factory=list)
+    # (process, jepsen_op, index, type) of each op of a Jepsen send/poll/txn, in index order: the cycle
+    # checks' vertices (checkers/cycles.py txn_ops), made into `txns` when they run
+    txn_rows: list[tuple[Any, Any, int, str]] = field(default_factory=list)
+    txns: dict[Any, TxnOp] = field(default_factory=dict)
     subscribed: bool = False  # some op subscribed (Jepsen's :subscribe): rebalances between ops are allowed
     jepsen: bool = False  # read from Jepsen's Kafka history: the checks of its names follow its rules
 
@@ -122,6 +128,8 @@ def build(ops: Iterable[Op]) -> Tables:
     for op in in_order(ops):
         made.observe(op)
         f, kind, idx = op.get("f"), op.get("type"), op["index"]
+        if op.get("jepsen_f") in TXN_FS:
+            t.txn_rows.append((op.get("process"), op.get("jepsen_op"), idx, kind))
         t.subscribed = t.subscribed or f == "subscribe" or op.get("jepsen_f") == "subscribe"
         if f == "send":
             k = (op.get("process"), value_text(op.get("value")))

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from chaoskit.checkers import cycles
+from chaoskit.checkers.findings import Found
 from chaoskit.checkers.spark.checks import Plan, _found, _one_count
 from chaoskit.checkers.spark.incarnations import renamed
 from chaoskit.checkers.spark.tables import SparkTables
+from chaoskit.history.schema import process_of
 
 TPV = ["topic", "partition", "value"]
 _STEP_ORDER = ["index", "partition", "to_offset"]
@@ -260,3 +263,42 @@ def precommitted_read(t: SparkTables) -> Plan:
              .select("m.process", "m.topic", "m.partition", "m.value", "m.index"))
     both = sent.select("group").distinct().join(d.select("group").distinct(), ["group"], "left_semi")
     return _found(first, ["index"], txns=_one_count(both))
+
+
+# --- cycles (checkers/cycles.py): the ww and wr edges built here, the search in the driver ------------------
+def _cycles(t: SparkTables) -> tuple[dict[str, list[list[Any]]], dict[Any, Any]]:
+    with t._lock:  # the four checks are planned on two threads: the graph is built once
+        if not hasattr(t, "_cycles"):
+            F = t.F
+            from pyspark.sql import Window
+            g = _groups(t)
+            rows = (t.ops.select("process", "type", "index").join(g.filter(F.col("jf").isin("send", "poll", "txn")),
+                                                                 ["index"])
+                    .orderBy("index").collect())
+            txns = cycles.txn_ops((process_of(r["process"]), r["group"], r["index"], r["type"]) for r in rows)
+            writer = (_sends(t).filter(F.col("status").isNotNull()).groupBy(*TPV)
+                      .agg(F.max_by("group", "done_index").alias("src")))
+            reads = t.deliveries.unionByName(t.failed_reads).join(g.select("index", "group"), ["index"])
+            wr = (reads.filter(F.col("value").isNotNull()).select(*TPV, F.col("group").alias("dst"))
+                  .join(writer, TPV).select("src", "dst", *TPV).distinct())
+            by_place = _log(t).groupBy("topic", "partition", "place").agg(F.min("value").alias("v1"))
+            nxt = by_place.withColumn("v2", F.lead("v1").over(Window.partitionBy("topic", "partition").orderBy("place")))
+            w1 = writer.select("topic", "partition", F.col("value").alias("v1"), "src")
+            w2 = writer.select("topic", "partition", F.col("value").alias("v2"), F.col("src").alias("dst"))
+            ww = nxt.filter(F.col("v2").isNotNull()).join(w1, ["topic", "partition", "v1"]) \
+                .join(w2, ["topic", "partition", "v2"]).select("src", "dst", "topic", "partition", "v1", "v2")
+            graph = cycles.Graph()
+            cycles.add_wr((tuple(r) for r in wr.collect()), graph)
+            cycles.add_ww((tuple(r) for r in ww.collect()), graph)
+            cycles.realtime(txns.values(), graph)
+            t._cycles = (cycles.find(graph), txns)  # type: ignore[attr-defined]
+        return t._cycles  # type: ignore[attr-defined]
+
+
+def _cycle_found(t: SparkTables, name: str) -> Found:
+    found, txns = _cycles(t)
+    return cycles.found(name, found, txns)
+
+
+# named after the checks (catalog.py), as every check function of an engine
+G0, G1c, G0_realtime, G1c_realtime = cycles.check_functions(_cycle_found)  # noqa: N816 -- Elle's names
