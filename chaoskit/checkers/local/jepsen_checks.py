@@ -266,10 +266,11 @@ def precommitted_read(t: Tables) -> Found:
 
 
 # --- cycles (checkers/cycles.py): Elle's G0 and G1c, and their -realtime forms ---------------------------
-def _cycles(t: Tables) -> dict[str, list[list[Any]]]:
+def _cycles(t: Tables) -> tuple[dict[str, list[list[Any]]], dict[Any, Any]]:
+    """(the cycles by anomaly, the vertices), built once per tables for the four checks."""
     if not hasattr(t, "_cycles"):
         vo = _versions(t)
-        txns = t.txns = cycles.txn_ops(t.txn_rows)
+        txns = cycles.txn_ops(t.txn_rows)
         writer: dict[tuple[Any, int, str | None], Any] = {}
         for s in sorted((s for s in t.sends if s.status is not None), key=lambda s: s.done_index):
             writer[(s.topic, s.partition, s.value)] = s.group  # Jepsen's writer-of: the last completion sending it
@@ -285,12 +286,12 @@ def _cycles(t: Tables) -> dict[str, list[list[Any]]]:
                     ww.append((writer[(topic, p, v1)], writer[(topic, p, v2)], topic, p, v1, v2))
         cycles.add_ww(ww, graph)
         cycles.realtime(txns.values(), graph)
-        t._cycles = cycles.find(graph)  # type: ignore[attr-defined]
+        t._cycles = (cycles.find(graph), txns)  # type: ignore[attr-defined]
     return t._cycles  # type: ignore[attr-defined]
 
 
 def _cycle_found(t: Tables, name: str) -> Found:
-    return cycles.found(name, _cycles(t), t.txns)
+    return cycles.found(name, *_cycles(t))
 
 
 # named after the checks (catalog.py), as every check function of an engine

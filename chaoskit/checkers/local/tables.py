@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from chaoskit.checkers.cycles import Op as TxnOp
 from chaoskit.history.incarnations import Incarnations
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op, read_records, value_text
 
@@ -77,9 +76,8 @@ class Tables:
     key_assigned: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
     assigns: list[Assign] = field(default_factory=list)
     # (process, jepsen_op, index, type) of each op of a Jepsen send/poll/txn, in index order: the cycle
-    # checks' vertices (checkers/cycles.py txn_ops), made into `txns` when they run
+    # checks' vertices (checkers/cycles.py txn_ops)
     txn_rows: list[tuple[Any, Any, int, str]] = field(default_factory=list)
-    txns: dict[Any, TxnOp] = field(default_factory=dict)
     subscribed: bool = False  # some op subscribed (Jepsen's :subscribe): rebalances between ops are allowed
     jepsen: bool = False  # read from Jepsen's Kafka history: the checks of its names follow its rules
 

@@ -296,8 +296,7 @@ def _cycles(t: SparkTables) -> tuple[dict[str, list[list[Any]]], dict[Any, Any]]
 
 
 def _cycle_found(t: SparkTables, name: str) -> Found:
-    found, txns = _cycles(t)
-    return cycles.found(name, found, txns)
+    return cycles.found(name, *_cycles(t))
 
 
 # named after the checks (catalog.py), as every check function of an engine
