@@ -230,6 +230,30 @@ def _expand_batch_check(step: Step, model: Model) -> bool:
                for n, c in step.params.get("topics", {}).items() if n in model.topics)
 
 
+def _stale_shrink_draw(rng: random.Random, model: Model, t: float) -> Step | None:
+    topic = rng.choice(sorted(model.topics.values(), key=lambda x: x.name))
+    grow = rng.choice([1, 2])
+    if topic.marked(t) or topic.existing + grow > MAX_PARTITIONS:
+        return None
+    # a short delay: without one a producer whose key hashes to a marked partition waits until the
+    # group drained it (the stock rule), which stretches the run and displaces no send
+    return Step("stale-shrink", t, _window(rng, 3.0, 6.0), "client",
+                {"topic": topic.name, "grow": grow, "delay_ms": rng.choice([1000, 2000, 3000])}, rng.getrandbits(31))
+
+
+def _stale_shrink_check(step: Step, model: Model) -> bool:
+    topic = model.topics.get(step.params.get("topic"))
+    return topic is not None and STALE_SHRINK.items() <= model.settings.items() and not topic.marked(step.at_s) \
+        and topic.existing + step.params.get("grow", 1) <= MAX_PARTITIONS
+
+
+def _stale_shrink_apply(step: Step, model: Model) -> None:
+    topic = model.topics[step.params["topic"]]
+    topic.existing = topic.count + step.params.get("grow", 1)  # grown, then shrunk back: the growth is marked
+    delay_ms = step.params.get("delay_ms")  # from the shrink, late in the window: the window's end bounds it
+    topic.marked_until = step.stop_s + delay_ms / 1000 if delay_ms is not None else INF
+
+
 def _story(fault: str, weight: float, lo: float, hi: float, params: Callable[[random.Random], dict],
            hold_s: float, settings: Mapping[str, str] | None = None) -> StepKind:
     """A staged story on one explored partition (its leader's election, a zombie's rejoin), valid
@@ -246,6 +270,7 @@ def _story(fault: str, weight: float, lo: float, hi: float, params: Callable[[ra
 UNCLEAN = {"unclean.leader.election.enable": "true"}
 MIN_ISR = {"min.insync.replicas": "2"}  # every acks=all write held by two in-sync replicas
 MIN_ISR_GUARDED = {**UNCLEAN, **MIN_ISR}
+STALE_SHRINK = {"enable.ordered.delivery": "false"}  # KIP-253's count check off: the refusal alone guards
 
 
 def _unclean_params(rng: random.Random) -> dict[str, Any]:
@@ -290,6 +315,11 @@ def builtin_kinds() -> dict[str, StepKind]:
                hold_s=25.0, settings=MIN_ISR),
         _story("zombie-isr", 1.5, 4.0, 6.0, lambda r: {"solo_s": r.choice([1, 2]), "step_timeout_s": 12}, hold_s=20.0,
                settings=MIN_ISR_GUARDED),
+        # KIP-694's refusal of a stale producer's send to a ReadOnly partition: a shrink while the
+        # clients' metadata is frozen, on a topic without ordered delivery (a growth, records on it, the
+        # freeze and the shrink: the search drew that sequence in 1 of 3 10-minute explores)
+        StepKind("stale-shrink", 0.6, _stale_shrink_draw, _stale_shrink_check, _stale_shrink_apply, hold_s=8.0,
+                 settings=STALE_SHRINK),
     ]
     return {k.fault: k for k in kinds}
 

@@ -283,11 +283,16 @@ class StaleMetadataFault(WindowedFault):
         self.context.cutter.heal(state["links"], state["how"])
 
 
+def freezable(clients: list[Any]) -> list[Any]:
+    """The clients that can stop refreshing metadata (`freeze_metadata()`/`thaw_metadata()`)."""
+    return [c for c in clients if hasattr(c, "freeze_metadata") and hasattr(c, "thaw_metadata")]
+
+
 class FreezeClientMetadataFault(WindowedFault):
     name = "freeze-client-metadata"
 
     def _clients(self) -> list[Any]:
-        able = [c for c in self.context.clients if hasattr(c, "freeze_metadata") and hasattr(c, "thaw_metadata")]
+        able = freezable(self.context.clients)
         if not able:
             raise ValueError("freeze-client-metadata: none of the run's clients can freeze its metadata "
                              "(it needs freeze_metadata()/thaw_metadata(), as the ordered client has)")

@@ -131,3 +131,22 @@ def test_the_expand_batch_step_shows_a_split_only_when_the_guardrail_is_off(tmp_
     split = result.verdict.results["coordinator-split"]
     assert split.counts["answers"] >= 2 * 8 * 3, split  # asked before the batch and at least once after
     assert split.valid is (not mutations), split
+
+
+STALE_SHRINK_STEP = Step("stale-shrink", 1.0, 4.0, "client", {"topic": "orders", "grow": 2, "delay_ms": 2000}, pick=1)
+
+
+@pytest.mark.parametrize("mutations", [
+    ["readonly-refusal"],
+    pytest.param([], marks=pytest.mark.nightly),  # CI: the reduction suite's patched run judges the same claim
+])
+def test_the_stale_shrink_step_writes_to_a_readonly_partition_only_when_the_refusal_is_off(tmp_path, mutations):
+    schedule = StepSchedule((STALE_SHRINK_STEP,), {"enable.ordered.delivery": "false"})
+    test = to_test(replace(default_base(duration_s=8.0), mutations=mutations, reports=tmp_path), schedule,
+                   "readonly", 11)
+    result = run(test)
+    assert result.error is None, result.error
+    readonly = result.verdict.results["write-to-readonly"]
+    assert readonly.valid is (not mutations), readonly
+    if not mutations:
+        assert readonly.counts["displaced_sends"] >= 1, readonly  # the refusal was exercised, not avoided

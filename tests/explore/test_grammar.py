@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from chaoskit.explore.edits import insert
-from chaoskit.explore.grammar import BROKER, Grammar, StepKind, generic_kind
+from chaoskit.explore.grammar import BROKER, Grammar, Model, StepKind, generic_kind
 from chaoskit.explore.steps import Step, StepSchedule
 
 
@@ -136,3 +136,17 @@ def test_kinds_no_run_has_tried_are_drawn_more_often(grammar: Grammar):
         assert share(grammar) > 2.5 * plain > 0
     finally:
         grammar.novel = frozenset()
+
+
+def test_a_stale_shrink_comes_with_ordered_delivery_off_and_leaves_its_growth_marked(grammar: Grammar):
+    drawn = [s for seed in range(300) for s in [grammar.random_schedule(random.Random(seed), (3, 6))]
+             if any(x.fault == "stale-shrink" for x in s.steps)]
+    assert drawn, "no schedule of 300 drew the stale-shrink story"
+    assert all(s.settings.get("enable.ordered.delivery") == "false" and grammar.valid(s) for s in drawn)
+    step = Step("stale-shrink", 1.0, 4.0, "client", {"topic": "orders", "grow": 2, "delay_ms": 2000})
+    model = Model.start({"orders": 4}, 10.0, settings={"enable.ordered.delivery": "false"})
+    assert grammar.kinds["stale-shrink"].check(step, model)
+    grammar.kinds["stale-shrink"].apply(step, model)
+    topic = model.topics["orders"]
+    assert (topic.count, topic.partitions(6.9), topic.partitions(7.1)) == (4, 6, 4)
+    assert not grammar.kinds["stale-shrink"].check(step, Model.start({"orders": 4}, 10.0))  # ordered delivery on
