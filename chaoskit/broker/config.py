@@ -41,6 +41,8 @@ SPEC: Spec = {
     "num.partitions": ("num_partitions", parse_int(1), 1),
     "offsets.topic.num.partitions": ("offsets_topic_num_partitions", parse_int(1), 5),
     "offsets.topic.replication.factor": ("offsets_topic_replication_factor", parse_int(1, 32767), None),
+    "transaction.state.log.num.partitions": ("transaction_state_log_num_partitions", parse_int(1), 50),
+    "share.coordinator.state.topic.num.partitions": ("share_coordinator_state_topic_num_partitions", parse_int(1), 50),
     "auto.create.topics.enable": ("auto_create_topics_enable", parse_bool, False),
     "unclean.leader.election.enable": ("unclean_leader_election_enable", parse_bool, False),
     "leader.epoch.fencing.enable": ("leader_epoch_fencing_enable", parse_bool, True),
@@ -79,6 +81,8 @@ class BrokerConfig:
     num_partitions: int = 1
     offsets_topic_num_partitions: int = 5
     offsets_topic_replication_factor: int | None = None  # None: min(3, live brokers)
+    transaction_state_log_num_partitions: int = 50  # no transactions here: the count `__transaction_state` is created with
+    share_coordinator_state_topic_num_partitions: int = 50  # likewise `__share_group_state`
     auto_create_topics_enable: bool = False
     unclean_leader_election_enable: bool = False
     leader_epoch_fencing_enable: bool = True

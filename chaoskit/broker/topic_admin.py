@@ -104,6 +104,9 @@ async def create_topic(broker: Any, name: str, partitions: int, replication_fact
     live = sorted(await zk_call(broker.zk.live_brokers))
     if name in await zk_call(broker.zk.topics):
         raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+    if name in COORDINATOR_TOPICS and partitions == -1 and not assignment:
+        partitions = coordinator_topic_partitions(broker.config, name)
+    check_coordinator_count(broker.config, name, len(assignment) if assignment else partitions)
     if assignment:
         if partitions != -1 or replication_factor != -1:
             raise KafkaError(ErrorCode.INVALID_REQUEST,
@@ -122,6 +125,27 @@ async def create_topic(broker: Any, name: str, partitions: int, replication_fact
                                                broker.config.ordered_delivery_enable):
         raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
     return len(assignment), len(next(iter(assignment.values())))
+
+
+def coordinator_topic_partitions(config: Any, topic: str) -> int:
+    """The partition count an internal coordinator topic is created with (the broker's config)."""
+    return {OFFSETS_TOPIC: config.offsets_topic_num_partitions,
+            "__transaction_state": config.transaction_state_log_num_partitions,
+            "__share_group_state": config.share_coordinator_state_topic_num_partitions}[topic]
+
+
+def check_coordinator_count(config: Any, topic: str, partitions: int) -> None:
+    """An internal coordinator topic is created with its configured count or not at all: its keys are
+    placed by hash mod the count each broker reads, so another count splits them as KAFKA-20029's
+    expansion would (Apache Kafka's broker creates it with any count a client asks for: deliberate)."""
+    if topic not in COORDINATOR_TOPICS:
+        return
+    configured = coordinator_topic_partitions(config, topic)
+    if partitions != configured:
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                         f"{topic} is an internal coordinator topic: it is created with its configured "
+                         f"{configured} partitions only (asked {partitions}), as brokers place its keys by "
+                         "hash mod that count")
 
 
 async def wait_for_metadata(broker: Any, condition: Callable[[], bool], timeout_ms: int) -> bool:

@@ -96,6 +96,47 @@ def test_stock_admin_clients_get_invalid_request_and_the_batch_goes_on(cluster: 
     assert len(admin.topic("stock").partitions) == 4 and len(admin.topic(OFFSETS).partitions) == 5
 
 
+def test_an_internal_topic_is_deleted_as_kafka_does_and_created_only_with_its_configured_count(
+        cluster: LocalCluster, admin: AdminClient, kip: Any):
+    """Apache Kafka's broker deletes an internal topic when asked (only its command-line tool
+    refuses), and so does chaoskit's. A creation with a count other than the configured one would
+    split the groups as KAFKA-20029's expansion does; Kafka's broker takes it, chaoskit's refuses it
+    (INVALID_PARTITIONS) for each of the three, from kafka-python and librdkafka alike."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient as RdAdmin
+    from confluent_kafka.admin import NewTopic as RdTopic
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    py = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, client_id="guardrail-test")
+    try:
+        py.delete_topics([OFFSETS])  # raises on an error answer
+        wait_for(lambda: kip.znode(cluster, OFFSETS) is None, 30, "__consumer_offsets deleted",
+                 cluster.active_controller().log_path)
+        answer = py.create_topics([NewTopic(OFFSETS, 1, 3), NewTopic("__transaction_state", 5, 3)],
+                                  raise_errors=False)
+        assert {t["name"]: t["error_code"] for t in answer["topics"]} == {OFFSETS: ErrorCode.INVALID_PARTITIONS,
+                                                       "__transaction_state": ErrorCode.INVALID_PARTITIONS}, answer
+        rd = RdAdmin({"bootstrap.servers": cluster.bootstrap_servers})
+        with pytest.raises(KafkaException) as refused:
+            rd.create_topics([RdTopic("__share_group_state", 1, 3)], request_timeout=15)["__share_group_state"] \
+                .result(timeout=20)
+        assert refused.value.args[0].code() == ErrorCode.INVALID_PARTITIONS
+        assert kip.znode(cluster, OFFSETS) is None and kip.znode(cluster, "__share_group_state") is None
+        py.create_topics([NewTopic(OFFSETS, 5, 3)])  # its configured count: created
+    finally:
+        py.close()
+    cluster.wait_until_replicated(OFFSETS)
+
+    def coordinators() -> set[int] | None:
+        answers = []
+        for broker in cluster.brokers.values():
+            with WireClient(*broker.address) as c:
+                answers.append(c.request(FindCoordinatorRequest(key="g", key_type=0), 1))
+        return {a.node_id for a in answers} if all(a.error_code == ErrorCode.NONE for a in answers) else None
+    assert len(wait_for(coordinators, 30, "every broker names g's coordinator")) == 1
+    assert len(admin.topic(OFFSETS).partitions) == 5
+
+
 def test_with_the_flag_both_grow(cluster: LocalCluster, admin: AdminClient, kip: Any):
     cluster.spec.controller_config[FLAG] = True
     for controller in cluster.controllers.values():
