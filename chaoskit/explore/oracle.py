@@ -11,7 +11,8 @@ Some steps cost data by design, and a search that reported them would bury its r
   but the history shows it only where something was observed at the same offset again, so a
   producer's retry of a record the election lost can look like a second copy;
 - a shrink that removes partitions at once (KIP-694's immediate_delete), or after a delay that ends
-  within the run, loses what nobody read of them by then: `lost-write` and `unseen` are excused.
+  within the run (the `stale-shrink` story's too), loses what nobody read of them by then:
+  `lost-write` and `unseen` are excused.
 A shrink without a delay removes a partition only once the group drained it, and a delay past the
 run's end removes nothing while it runs: neither excuses anything.
 
@@ -45,7 +46,7 @@ def removes_unread(schedule: StepSchedule, run_end_s: float) -> bool:
     """Does a shrink of the schedule remove partitions whatever the group read of them?"""
     for s in schedule.steps:
         p = s.params
-        if s.fault == "admin" and p.get("op") == "shrink":
+        if (s.fault == "admin" and p.get("op") == "shrink") or s.fault == "stale-shrink":
             if p.get("immediate") or ("delay_ms" in p and s.at_s + p["delay_ms"] / 1000 < run_end_s):
                 return True
     return False

@@ -27,6 +27,8 @@ def test_a_removal_that_does_not_wait_for_the_group_excuses_lost_and_unseen_writ
     why = excused(verdict("unseen", "key-order"), shrink(immediate=True), NONE, {"orders"}, 30)
     assert set(why) == {"unseen"}
     assert excused(verdict("unseen"), shrink(), NONE, {"orders"}, 30) == {}
+    stale = StepSchedule((Step("stale-shrink", 4.0, 3.0, "client", {"topic": "orders", "grow": 2, "delay_ms": 1000}),))
+    assert removes_unread(stale, 30) and not removes_unread(stale, 4.5)
 
 
 def test_an_unclean_election_of_the_run_s_topic_leaves_only_what_kip_320_promises():
