@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import orjson
 
-from chaoskit.checkers.compose import run_checks
+from chaoskit.run.checks import run_checks
 from chaoskit.history.reader import History
 from chaoskit.history import synthetic
 from chaoskit.history.parquet import convert_jsonl, write_parquet

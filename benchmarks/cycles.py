@@ -69,7 +69,7 @@ def history(txns: int, keys: int, processes: int, rings: int, seed: int) -> Iter
 
 
 def main() -> int:
-    from chaoskit.checkers.compose import run_checks
+    from chaoskit.run.checks import run_checks
     from chaoskit.history.reader import History
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

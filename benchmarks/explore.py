@@ -33,7 +33,7 @@ from chaoskit.explore.pool import LanePool
 from chaoskit.explore.search import Explorer, Settings, parse_budget
 from chaoskit.explore.steps import Step, StepSchedule, default_base, to_test
 from chaoskit.run.runner import run
-from chaoskit.suite.cells import cell_seeds
+from chaoskit.roles import cell_seeds
 
 HARDEST = ("position-exchange", "offline-replica-isr", "readonly-refusal")
 TEN_SECONDS = StepSchedule((Step("admin", 2.0, 0.5, "client", {"op": "expand", "topic": "orders", "to": 6}, pick=1),

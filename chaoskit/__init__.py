@@ -11,13 +11,9 @@ Names load on first use, so the broker, controller and proxy processes (which im
 packages) never pay for the run and its dependencies.
 """
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version as _version
 from typing import Any
 
-try:
-    __version__ = _version("chaoskit")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+source"
+from chaoskit.protocol.version import VERSION as __version__
 
 _PUBLIC = {
     "ChaosTest": "chaoskit.run.chaostest", "Topic": "chaoskit.run.chaostest", "RunResult": "chaoskit.run.chaostest",

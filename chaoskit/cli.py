@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import re
 import sys
-from pathlib import Path
 from typing import Any
+
+from chaoskit.run.options import BAD_INPUT, UsageError, one_line
 
 COMMANDS: tuple[str, ...] = (
     "chaoskit.pluginmanager:register",
@@ -31,80 +31,12 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
-# exit codes every command shares: 0 done (clean), 1 an anomaly found, 2 unknown, BAD_INPUT for an
-# argument, file or configuration it cannot use (never 1 or 2: bad input is not a verdict)
-BAD_INPUT = 3
-
-
-class UsageError(Exception):
-    """Bad input (an argument, a file, a configuration): printed as one line, exit code BAD_INPUT."""
-
-
 class Parser(argparse.ArgumentParser):
     """argparse's parser, with its errors exiting BAD_INPUT (its own code, 2, is chaoskit's unknown)."""
 
     def error(self, message: str):  # type: ignore[override]
         self.print_usage(sys.stderr)
         self.exit(BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
-# durations as every option takes them: plain seconds ("90", "2.5") or with units ("90s", "10m",
-# "1h", "1h30m", "1.5m")
-FORM = "a duration is like 90s, 10m, 1h or 1h30m (or plain seconds)"
-
-
-def seconds(text: str | float) -> float:
-    """`text` in seconds; ValueError saying the form."""
-    text = str(text).strip()
-    one = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smh]?)", text)  # 90, 90s, 1.5m
-    if one:
-        return float(one.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[one.group(2)]
-    parts = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?", text)
-    if not text or parts is None or not any(parts.groups()):
-        raise ValueError(f"{FORM}, not {text!r}")
-    h, m, s = parts.groups()
-    return int(h or 0) * 3600 + int(m or 0) * 60 + float(s or 0)
-
-
-def duration_arg(text: str) -> float:
-    """argparse's `type=` for a duration option."""
-    try:
-        return seconds(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def names(text: str, option: str) -> list[str]:
-    """A comma-separated option's names ("a, b,c"); UsageError when it names none."""
-    found = [n.strip() for n in text.split(",") if n.strip()]
-    if not found:
-        raise UsageError(f"{option} names nothing ({text!r}); give comma-separated names")
-    return found
-
-
-def one_line(text: str) -> str:
-    """`text` on one line: a line break a user's input carried into a message is shown, not obeyed."""
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
-
-
-def unreadable(path: Path, e: OSError, what: str = "file") -> UsageError:
-    """An OSError reading `path` as one line that says what to do."""
-    if isinstance(e, FileNotFoundError):
-        return UsageError(f"{path}: no such {what}")
-    if isinstance(e, IsADirectoryError):
-        return UsageError(f"{path} is a folder; name a {what} in it")
-    if isinstance(e, PermissionError):
-        return UsageError(f"{path}: permission denied")
-    return UsageError(f"{path}: {e.strerror or e}")
-
-
-def unwritable(path: Path, e: OSError) -> UsageError:
-    """An OSError writing `path` as one line that says what to do."""
-    if isinstance(e, FileNotFoundError):
-        return UsageError(f"cannot write {path}: its folder {path.parent} does not exist; create it or name another")
-    if isinstance(e, IsADirectoryError):
-        return UsageError(f"cannot write {path}: it is a folder; name a file")
-    return UsageError(f"cannot write {path}: {e.strerror or e}")
 
 
 def build_parser() -> argparse.ArgumentParser:

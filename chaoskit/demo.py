@@ -16,7 +16,7 @@ from typing import Any
 
 from chaoskit.checkers.engine import ENGINES
 from chaoskit.cluster.spec import new_run_id
-from chaoskit.cli import duration_arg
+from chaoskit.run.options import duration_arg
 from chaoskit.roles import new_seed
 from chaoskit.run.chaostest import ChaosTest, Topic
 from chaoskit.run.mixes import LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC, admin_step, mix

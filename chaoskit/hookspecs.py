@@ -16,7 +16,6 @@ import pluggy
 
 if TYPE_CHECKING:
     from chaoskit.roles import LiveRun
-    from chaoskit.run.chaostest import RunResult
 
 PROJECT = "chaoskit"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -61,5 +60,6 @@ def chaoskit_run_start(run: LiveRun) -> None:
 
 
 @hookspec
-def chaoskit_run_end(run: LiveRun, result: RunResult) -> None:
-    """Called after the checks, with the run and its result, however it ended."""
+def chaoskit_run_end(run: LiveRun, result: Any) -> None:
+    """Called after the checks, with the run and its result (a `chaoskit.RunResult`: the run engine
+    stands above the hooks it calls, so it is not named here), however it ended."""

@@ -262,3 +262,10 @@ class NoopChecker:
         from chaoskit.checkers.result import CheckResult
 
         return CheckResult.unknown(self.name, "the no-op checker judges nothing")
+
+
+def cell_seeds(seed: int | None, n: int) -> tuple[int, list[int]]:
+    """The session's seed (drawn when not given) and the n seeds its cells run, drawn from it."""
+    seed = seed if seed is not None else new_seed()
+    rng = random.Random(seed)
+    return seed, [rng.randrange(SEED_SPACE) for _ in range(n)]

@@ -29,6 +29,8 @@ OFFSETS = "__consumer_offsets"
 # the internal topics that exist only to be named (no transactions or share groups here) and an ordinary one
 OTHER_INTERNAL = sorted(COORDINATOR_TOPICS - {OFFSETS})
 BATCH_TOPICS = [Topic(name, 2) for name in (*OTHER_INTERNAL, "plain")]
+# an internal topic is created only with its configured count: two, not the default fifty
+INTERNAL_COUNTS = {"transaction.state.log.num.partitions": 2, "share.coordinator.state.topic.num.partitions": 2}
 BATCH = {OFFSETS: 12, **{t.name: 4 for t in BATCH_TOPICS}}
 GROW_OFFSETS = [admin_step(0.2, "expand", 10, topic=OFFSETS), controller_failover(0.2),
                 {"at": 0.3, "fault": "expand-batch", "target": "client", "window_s": 0.5, "params": {"topics": BATCH}},
@@ -40,7 +42,7 @@ GROW_OFFSETS = [admin_step(0.2, "expand", 10, topic=OFFSETS), controller_failove
                    epic="KAFKA-20029", feature="__consumer_offsets expansion and broker restarts", severity="critical",
                    guarantee="kafka-20029-one-coordinator", clients=("probe",))
 def test_one_coordinator_per_group(chaos):
-    result = chaos.run(checks=["coordinator-split"], topics=BATCH_TOPICS,
+    result = chaos.run(checks=["coordinator-split"], topics=BATCH_TOPICS, broker_config=INTERNAL_COUNTS,
                        workload_options={"brokers": 3, "groups": 8, "rate": 10})
     # patched, the guardrail must refuse the expansions; unpatched, they must go through
     chaos.expect(result, unpatched={"coordinator-split"},

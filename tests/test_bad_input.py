@@ -14,7 +14,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from chaoskit.cli import BAD_INPUT, main
+from chaoskit.run.options import BAD_INPUT
+
+from chaoskit.cli import main
 from chaoskit.history import synthetic
 from chaoskit.history.reader import History
 

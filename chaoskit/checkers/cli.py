@@ -48,8 +48,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chaoskit.checkers.compose import check_names
-    from chaoskit.cli import UsageError
+    from chaoskit.run.checks import check_names
+    from chaoskit.run.options import UsageError
 
     checks = [c.strip() for c in args.checks.split(",") if c.strip()] if args.checks else None
     if checks is not None:
@@ -62,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check_one(path: Path, args: argparse.Namespace, checks: list[str] | None) -> int:
-    from chaoskit.checkers.compose import run_checks
+    from chaoskit.run.checks import run_checks
     from chaoskit.history.reader import History, detect_format
 
-    from chaoskit.cli import BAD_INPUT, one_line, unreadable
+    from chaoskit.run.options import BAD_INPUT, one_line, unreadable
 
     try:
         history = History.from_path(path, args.format).readable(path)

@@ -20,7 +20,7 @@ import json
 import sys
 from typing import Any
 
-from chaoskit.cli import BAD_INPUT, one_line
+from chaoskit.run.options import BAD_INPUT, one_line
 from chaoskit.client import admin_warnings
 from chaoskit.client.admin import AdminClient, AdminError, TopicDescription, parse_bootstrap
 from chaoskit.protocol.errors import ErrorCode

@@ -64,7 +64,7 @@ def register(sub: Any) -> None:
 
 
 def cluster_down(args: argparse.Namespace) -> int:
-    from chaoskit.cli import UsageError
+    from chaoskit.run.options import UsageError
     from chaoskit.cluster.reaper import reap
 
     if not args.run_id.strip() or "/" in args.run_id or not args.run_id.isprintable():
@@ -75,7 +75,7 @@ def cluster_down(args: argparse.Namespace) -> int:
 
 
 def _make_cluster(backend: str, spec: ClusterSpec) -> Any:
-    from chaoskit.cli import UsageError
+    from chaoskit.run.options import UsageError
     from chaoskit.cluster.backends import new_cluster
     from chaoskit.cluster.docker_engine import EngineUnavailable
 
@@ -89,7 +89,7 @@ def _make_cluster(backend: str, spec: ClusterSpec) -> Any:
 
 def _preflight(args: argparse.Namespace) -> None:
     """Bad input found before any node starts: an output that cannot be written, a proxy that does not answer."""
-    from chaoskit.cli import UsageError
+    from chaoskit.run.options import UsageError
     from chaoskit.proxy.client import ProxyServerUnreachable, ToxiproxyClient
 
     if args.json_file is not None and args.json_file.is_dir():
@@ -104,7 +104,7 @@ def _preflight(args: argparse.Namespace) -> None:
 
 
 def cluster_up(args: argparse.Namespace) -> int:
-    from chaoskit.cli import UsageError
+    from chaoskit.run.options import UsageError
 
     _preflight(args)
     try:

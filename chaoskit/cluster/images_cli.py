@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 
 def _engine() -> Any:
-    from chaoskit.cli import UsageError
+    from chaoskit.run.options import UsageError
     from chaoskit.cluster.docker_engine import EngineUnavailable, engine
 
     try:
@@ -40,7 +40,7 @@ def _engine() -> Any:
 
 
 def images_build(args: argparse.Namespace) -> int:
-    from chaoskit.cli import UsageError
+    from chaoskit.run.options import UsageError
     from chaoskit.cluster.images import ImageBuildError, build_images
 
     if args.log is not None and args.log.is_dir():

@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chaoskit.controller import requests
 from chaoskit.controller.context import TopicPartition
+from chaoskit.controller.core import ControllerCore
 from chaoskit.controller.topics import EPOCH_DURING_DELETE
 from chaoskit.controller.zk_store import StateConflict
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.extensions import PartitionMode
 
-if TYPE_CHECKING:
-    from chaoskit.controller.controller import Controller
 
 log = logging.getLogger("chaoskit.controller.partition_deletion")
 
@@ -38,7 +37,7 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def on_tick(ctl: Controller) -> None:
+def on_tick(ctl: ControllerCore) -> None:
     ctx = ctl.ctx
     assert ctx is not None
     now = _now_ms()
@@ -58,7 +57,7 @@ def on_tick(ctl: Controller) -> None:
                 remove(ctl, tp)
 
 
-def on_due(ctl: Controller, tps: list[TopicPartition]) -> None:
+def on_due(ctl: ControllerCore, tps: list[TopicPartition]) -> None:
     """Partitions just marked with no delay (immediate_delete): to None now if nothing moved them on."""
     ctx = ctl.ctx
     assert ctx is not None
@@ -69,7 +68,7 @@ def on_due(ctl: Controller, tps: list[TopicPartition]) -> None:
             to_none(ctl, tp, "it was deleted immediately")
 
 
-def _live(ctl: Controller, tp: TopicPartition) -> bool:
+def _live(ctl: ControllerCore, tp: TopicPartition) -> bool:
     """The partition's topic is still there and not being deleted as a whole."""
     ctx = ctl.ctx
     assert ctx is not None
@@ -80,7 +79,7 @@ def _delay_passed(s: Any, now: int) -> bool:
     return s.delete_at_ms is not None and now >= s.delete_at_ms
 
 
-def _check_drained(ctl: Controller, tp: TopicPartition) -> None:
+def _check_drained(ctl: ControllerCore, tp: TopicPartition) -> None:
     """Ask the leader for the log start and end; the answer comes back as a drain_checked event."""
     ctx, channel = ctl.ctx, ctl.channel
     assert ctx is not None and channel is not None
@@ -104,7 +103,7 @@ def _check_drained(ctl: Controller, tp: TopicPartition) -> None:
                      version=requests.LIST_OFFSETS_VERSION)
 
 
-def on_drain_checked(ctl: Controller, arg: tuple[TopicPartition, int, int]) -> None:
+def on_drain_checked(ctl: ControllerCore, arg: tuple[TopicPartition, int, int]) -> None:
     ctx = ctl.ctx
     assert ctx is not None
     tp, start, end = arg
@@ -118,7 +117,7 @@ def on_drain_checked(ctl: Controller, arg: tuple[TopicPartition, int, int]) -> N
         log.debug("%s-%d: %d records left before it can be removed", tp[0], tp[1], end - start)
 
 
-def to_none(ctl: Controller, tp: TopicPartition, why: str) -> None:
+def to_none(ctl: ControllerCore, tp: TopicPartition, why: str) -> None:
     ctx = ctl.ctx
     assert ctx is not None
     ctl.write_state(tp, ctl.written(ctx.states[tp], mode=PartitionMode.NONE))
@@ -129,7 +128,7 @@ def to_none(ctl: Controller, tp: TopicPartition, why: str) -> None:
     send_deletes(ctl, tp)
 
 
-def send_deletes(ctl: Controller, tp: TopicPartition) -> None:
+def send_deletes(ctl: ControllerCore, tp: TopicPartition) -> None:
     """StopReplica(delete) to each live replica that has not confirmed and has none in flight."""
     ctx, channel = ctl.ctx, ctl.channel
     assert ctx is not None and channel is not None
@@ -152,7 +151,7 @@ def _stop_error(response: Any, tp: TopicPartition) -> int:
     return ErrorCode.NONE
 
 
-def on_replica_deleted(ctl: Controller, arg: tuple[TopicPartition, int, int]) -> None:
+def on_replica_deleted(ctl: ControllerCore, arg: tuple[TopicPartition, int, int]) -> None:
     ctx = ctl.ctx
     assert ctx is not None
     tp, bid, code = arg
@@ -171,7 +170,7 @@ def on_replica_deleted(ctl: Controller, arg: tuple[TopicPartition, int, int]) ->
         remove(ctl, tp)
 
 
-def remove(ctl: Controller, tp: TopicPartition) -> None:
+def remove(ctl: ControllerCore, tp: TopicPartition) -> None:
     """Every replica deleted it: out of the assignment and its state znode gone, in one transaction."""
     ctx = ctl.ctx
     assert ctx is not None
@@ -193,7 +192,7 @@ def remove(ctl: Controller, tp: TopicPartition) -> None:
     ctl.send_metadata(set(), removed={topic: [p]})
 
 
-def brokers_changed(ctl: Controller, dead: set[int], joined: set[int]) -> None:
+def brokers_changed(ctl: ControllerCore, dead: set[int], joined: set[int]) -> None:
     """A dead replica's request is lost with its sender; a returning one is asked to delete again."""
     ctx = ctl.ctx
     assert ctx is not None

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
 
 from chaoskit.controller import topic_plan as plan
 from chaoskit.controller.context import TopicPartition
+from chaoskit.controller.core import ControllerCore
 from chaoskit.controller.partition_state import initial_state
 from chaoskit.controller.zk_store import StateConflict
 from chaoskit.protocol.extensions import PartitionMode
 from chaoskit.protocol.zk_layout import NO_LEADER, PartitionState, TopicAssignment
 
-if TYPE_CHECKING:
-    from chaoskit.controller.controller import Controller
 
 log = logging.getLogger("chaoskit.controller.topic_changes")
 
@@ -40,7 +38,7 @@ def removal_delay(asked: int | None, mutations: frozenset[str]) -> int | None:
     return asked
 
 
-def settle(ctl: Controller, topic: str) -> set[TopicPartition]:
+def settle(ctl: ControllerCore, topic: str) -> set[TopicPartition]:
     """Finish whatever change of `topic` ZooKeeper shows; the partitions whose state was written.
     A concurrent write (a leader's ISR change, a broker's new count) makes it re-read and go on."""
     ctx = ctl.ctx
@@ -55,7 +53,7 @@ def settle(ctl: Controller, topic: str) -> set[TopicPartition]:
     raise RuntimeError(f"topic {topic}: its znodes keep changing under the controller")
 
 
-def _settle_once(ctl: Controller, topic: str) -> set[TopicPartition]:
+def _settle_once(ctl: ControllerCore, topic: str) -> set[TopicPartition]:
     ctx, cfg = ctl.ctx, ctl.config
     assert ctx is not None
     assignment = ctx.assignments[topic]
@@ -82,7 +80,7 @@ def _settle_once(ctl: Controller, topic: str) -> set[TopicPartition]:
     return written
 
 
-def _create(ctl: Controller, topic: str, assignment: TopicAssignment) -> set[TopicPartition]:
+def _create(ctl: ControllerCore, topic: str, assignment: TopicAssignment) -> set[TopicPartition]:
     """An expansion's new partitions, each with the older partitions' epochs before it."""
     ctx = ctl.ctx
     assert ctx is not None
@@ -101,7 +99,7 @@ def _create(ctl: Controller, topic: str, assignment: TopicAssignment) -> set[Top
     return {(topic, p) for p in todo}
 
 
-def _mark(ctl: Controller, topic: str, assignment: TopicAssignment) -> set[TopicPartition]:
+def _mark(ctl: ControllerCore, topic: str, assignment: TopicAssignment) -> set[TopicPartition]:
     """A deletion's partitions become ReadOnly, each with the undeleted partitions' epochs before it."""
     ctx, cfg = ctl.ctx, ctl.config
     assert ctx is not None
@@ -123,7 +121,7 @@ def _mark(ctl: Controller, topic: str, assignment: TopicAssignment) -> set[Topic
     return {(topic, p) for p in todo}
 
 
-def _bump(ctl: Controller, topic: str) -> set[TopicPartition]:
+def _bump(ctl: ControllerCore, topic: str) -> set[TopicPartition]:
     """Leader epoch + 1 for each partition an epoch map names at an epoch it has not moved past."""
     ctx = ctl.ctx
     assert ctx is not None

@@ -15,16 +15,15 @@ Brokers write requests into ZooKeeper (docs/internals.md §2); the controller re
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kazoo.exceptions import NoNodeError
 
 from chaoskit.controller import requests, topic_changes
 from chaoskit.controller.context import TopicPartition
+from chaoskit.controller.core import ControllerCore
 from chaoskit.protocol import zk_layout as zl
 
-if TYPE_CHECKING:
-    from chaoskit.controller.controller import Controller
 
 log = logging.getLogger("chaoskit.controller.topics")
 
@@ -32,26 +31,7 @@ log = logging.getLogger("chaoskit.controller.topics")
 EPOCH_DURING_DELETE = -2
 
 
-def load_topic(ctl: Controller, topic: str, all_states: bool = False) -> set[TopicPartition]:
-    """Read a topic's assignment (watching it) and the partition states not yet known (every one
-    with all_states); its partitions."""
-    ctx = ctl.ctx
-    assert ctx is not None
-    try:
-        got = ctl.zk.assignment(topic, ctl.watch("assignment_change", topic))
-    except zl.ZkDataError as e:  # its watch is set: a repaired znode is read again
-        log.error("ignoring topic %s: %s", topic, e)
-        return set()
-    if got is None:
-        return set()
-    ctx.assignments[topic], ctx.assignment_versions[topic] = got
-    tps = {(topic, p) for p in got[0].partitions}
-    for tp in sorted(tps if all_states else tps - set(ctx.states)):
-        ctl.reload_state(tp)
-    return tps
-
-
-def bring_up(ctl: Controller, tps: set[TopicPartition]) -> None:
+def bring_up(ctl: ControllerCore, tps: set[TopicPartition]) -> None:
     """Create or fix the states of `tps` and tell their replicas and every broker."""
     ctx = ctl.ctx
     assert ctx is not None
@@ -62,7 +42,7 @@ def bring_up(ctl: Controller, tps: set[TopicPartition]) -> None:
     ctl.send_metadata(tps)
 
 
-def on_topics_change(ctl: Controller, _: Any) -> None:
+def on_topics_change(ctl: ControllerCore, _: Any) -> None:
     ctx = ctl.ctx
     assert ctx is not None
     names = set(ctl.zk.children(zl.TOPICS, ctl.watch("topics_change")))
@@ -73,21 +53,21 @@ def on_topics_change(ctl: Controller, _: Any) -> None:
         ctx.forget_topic(gone)
     new: set[TopicPartition] = set()
     for topic in sorted(names - set(ctx.assignments)):
-        new |= load_topic(ctl, topic)
+        new |= ctl.load_topic(topic)
         topic_changes.settle(ctl, topic)  # its KIP-253 counts, when the creator did not write them
         log.info("new topic %s with %d partitions", topic, len(ctx.assignments.get(topic, zl.TopicAssignment({})).partitions))
     if new:
         bring_up(ctl, new)
 
 
-def on_assignment_change(ctl: Controller, topic: str) -> None:
+def on_assignment_change(ctl: ControllerCore, topic: str) -> None:
     ctx = ctl.ctx
     assert ctx is not None
     if topic in ctx.deleting:
         return
     old = ctx.assignments.get(topic)
     if old is None:  # it did not decode before; perhaps it does now
-        tps = load_topic(ctl, topic)
+        tps = ctl.load_topic(topic)
         if tps:
             bring_up(ctl, tps)
         return
@@ -117,7 +97,7 @@ def on_assignment_change(ctl: Controller, topic: str) -> None:
         bring_up(ctl, {(topic, p) for p in ctx.assignments.get(topic, assignment).partitions})
 
 
-def on_delete_topics(ctl: Controller, _: Any) -> None:
+def on_delete_topics(ctl: ControllerCore, _: Any) -> None:
     ctx, channel = ctl.ctx, ctl.channel
     assert ctx is not None and channel is not None
     for topic in ctl.zk.children(zl.DELETE_TOPICS, ctl.watch("delete_topics")):
@@ -137,7 +117,7 @@ def on_delete_topics(ctl: Controller, _: Any) -> None:
             finish_deletion(ctl, topic)
 
 
-def send_stop_replica(ctl: Controller, topic: str, broker_id: int) -> None:
+def send_stop_replica(ctl: ControllerCore, topic: str, broker_id: int) -> None:
     ctx, channel = ctl.ctx, ctl.channel
     assert ctx is not None and channel is not None
     parts = {(topic, p): EPOCH_DURING_DELETE for p, r in ctx.assignments[topic].partitions.items() if broker_id in r}
@@ -145,7 +125,7 @@ def send_stop_replica(ctl: Controller, topic: str, broker_id: int) -> None:
                  on_response=lambda bid, _resp: ctl.post("stop_replica_done", (topic, bid)))
 
 
-def on_stop_replica_done(ctl: Controller, arg: tuple[str, int]) -> None:
+def on_stop_replica_done(ctl: ControllerCore, arg: tuple[str, int]) -> None:
     ctx = ctl.ctx
     assert ctx is not None
     topic, bid = arg
@@ -157,7 +137,7 @@ def on_stop_replica_done(ctl: Controller, arg: tuple[str, int]) -> None:
         finish_deletion(ctl, topic)
 
 
-def deletion_brokers_changed(ctl: Controller, dead: set[int], joined: set[int]) -> None:
+def deletion_brokers_changed(ctl: ControllerCore, dead: set[int], joined: set[int]) -> None:
     """A dead replica cannot answer (its files stay behind); a returning one is told to delete."""
     ctx = ctl.ctx
     assert ctx is not None
@@ -173,7 +153,7 @@ def deletion_brokers_changed(ctl: Controller, dead: set[int], joined: set[int]) 
                 finish_deletion(ctl, topic)
 
 
-def finish_deletion(ctl: Controller, topic: str) -> None:
+def finish_deletion(ctl: ControllerCore, topic: str) -> None:
     ctx = ctl.ctx
     assert ctx is not None
     ctl.zk.delete_topic(topic)
@@ -181,7 +161,7 @@ def finish_deletion(ctl: Controller, topic: str) -> None:
     log.info("topic %s deleted", topic)
 
 
-def on_isr_change(ctl: Controller, _: Any) -> None:
+def on_isr_change(ctl: ControllerCore, _: Any) -> None:
     ctx = ctl.ctx
     assert ctx is not None
     names = ctl.zk.children(zl.ISR_CHANGE, ctl.watch("isr_change"))

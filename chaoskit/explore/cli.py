@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chaoskit.cli import duration_arg
+from chaoskit.run.options import duration_arg
 from chaoskit.explore.search import STRATEGIES, UNTIL, Explorer, Settings, parse_budget
 from chaoskit.explore.steps import default_base
 from chaoskit.run.cli import read_test, runnable
@@ -65,7 +65,7 @@ def register(sub: Any) -> None:
 
 
 def explore_command(args: argparse.Namespace) -> int:
-    from chaoskit.cli import UsageError
+    from chaoskit.run.options import UsageError
 
     try:
         settings, resume = settings_from(args)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from chaoskit.suite.cells import write_atomically
+from chaoskit.run.files import write_atomically
 
 __all__ = ["read_json", "read_lines", "write_atomically"]
 

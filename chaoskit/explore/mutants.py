@@ -16,7 +16,8 @@ from typing import Any
 from chaoskit.explore.search import Explorer, Settings, parse_budget
 from chaoskit.explore.steps import default_base
 from chaoskit.protocol.mutations import MUTATIONS
-from chaoskit.suite.cells import cell_seeds, write_atomically
+from chaoskit.roles import cell_seeds
+from chaoskit.run.files import write_atomically
 
 
 def explore_mutations(names: list[str], args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ Some steps cost data by design, and a search that reported them would bury its r
 A shrink without a delay removes a partition only once the group drained it, and a delay past the
 run's end removes nothing while it runs: neither excuses anything.
 
-And a client is held only to what it claims (chaoskit.suite.guarantees): a check that judges a
+And a client is held only to what it claims (chaoskit.run.guarantees): a check that judges a
 client-side guarantee (KIP-253's key order, its compaction tombstones, KIP-320's truncation
 detection, KIP-694's mode awareness) finds nothing against a client that does not claim it, as the
 suites report "not claimed" instead of failing. Nor do the unclean elections the
@@ -36,7 +36,7 @@ LOST_BY_REMOVAL = frozenset({"lost-write", "unseen"})
 UNCLEAN = "an unclean election of the run's topic loses what only the old leader had"
 UNCLEAN_PLACES = "every place of the value is on a partition elected uncleanly: its old records past the divergence are gone"
 NOT_CLAIMED = "the client does not claim {}"
-# the checks that judge a client-side guarantee (chaoskit.suite.guarantees)
+# the checks that judge a client-side guarantee (chaoskit.run.guarantees)
 GUARANTEE_OF = {"key-order": "kip253-key-order", "moved-value-kept": "kip253-compaction",
                 "truncation-undetected": "kip320-truncation-detection", "write-to-readonly": "kip694-mode-awareness"}
 REMOVED = "a shrink removed partitions before the group read them (immediate, or a delay that ended in the run)"

@@ -15,23 +15,23 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from chaoskit.cli import seconds
+from chaoskit.run.options import seconds
 from chaoskit.explore import coverage as cov
 from chaoskit.explore.corpus import Corpus
 from chaoskit.explore.edits import edited
+from chaoskit.explore.finding import write_finding
 from chaoskit.explore.files import read_json, write_atomically
 from chaoskit.explore.grammar import Grammar
 from chaoskit.explore.oracle import excused
 from chaoskit.explore.pool import LanePool
 from chaoskit.explore.steps import Step, StepSchedule, to_test
-from chaoskit.run.chaostest import RESULTS_FILE, TEST_FILE, ChaosTest, chaoskit_command, schedule_for
+from chaoskit.run.chaostest import RESULTS_FILE, ChaosTest, schedule_for
 
 STRATEGIES = ("coverage", "random")
 UNTIL = ("anomaly", "budget")
@@ -146,7 +146,7 @@ def grammar_for(base: ChaosTest, faults: list[str] | None = None) -> Grammar:
 def client_claims(name: str) -> frozenset[str] | None:
     """The guarantees the client claims (None when it is not installed: then it is held to all)."""
     from chaoskit.pluginmanager import lookup
-    from chaoskit.suite.guarantees import claims_of
+    from chaoskit.run.guarantees import claims_of
 
     try:
         return claims_of(lookup("clients", name))
@@ -352,32 +352,3 @@ class Explorer:
     def _to_shrink(self) -> list[Finding]:
         todo = [f for f in self.findings if f.shrunk is None]
         return todo[:1] if self.s.until == "anomaly" else todo
-
-
-def write_finding(folder: Path, base: ChaosTest, schedule: StepSchedule, seed: int, results: dict[str, Any],
-                  check: str, stage: str, replays: tuple[int, int] | None = None, run_dir: Path | None = None,
-                  duration_s: float | None = None) -> None:
-    """A finding's folder: test.json (replayable), schedule.txt, verdict.json, replay.txt and run/ (the
-    failing run's folder, which the witnesses' op numbers refer to). As first found, all of it also
-    goes to found/."""
-    test = to_test(base, schedule, f"{base.name}-finding", seed, reports=base.reports,
-                   duration_s=duration_s or base.duration_s)
-    how = f"failed in {replays[0]} of {replays[1]} replays" if replays else "as found (not yet replayed)"
-    verdict = results.get("verdict") or {}
-    files = {TEST_FILE: json.dumps(test.to_json(), indent=1) + "\n",
-             "schedule.txt": "\n".join(schedule.lines()) + "\n",
-             "verdict.json": json.dumps({"check": check, "stage": stage, "valid": results.get("valid"),
-                                         "witnesses": (verdict.get("results") or {}).get(check, {}),
-                                         "verdict": verdict}, indent=1) + "\n",
-             "replay.txt": f"{chaoskit_command()} run {folder / TEST_FILE}\n# {stage}: {len(schedule.steps)} steps, {how}; the "
-                           f"failing run's history, logs and results are in run/\n"}
-    for d in [folder] + ([folder / "found"] if stage == "found" else []):
-        for name, text in files.items():
-            write_atomically(d / name, text)
-    if run_dir is not None and Path(run_dir).is_dir():  # a found run is copied (it may hold other findings too)
-        shutil.rmtree(folder / "run", ignore_errors=True)
-        if stage == "found":
-            for d in (folder, folder / "found"):
-                shutil.copytree(run_dir, d / "run")
-        else:
-            shutil.move(str(run_dir), folder / "run")

@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from chaoskit.explore.finding import write_finding
 from chaoskit.explore.steps import StepSchedule
 
 REPLAYS, NEEDED = 3, 2
@@ -83,7 +84,6 @@ class Shrinker:
         return True
 
     def write(self, stage: str, results: dict[str, Any] | None = None, run_dir: Any = None) -> None:
-        from chaoskit.explore.search import write_finding
 
         if results:
             self.results = results

@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chaoskit.cli import UsageError, unreadable, unwritable
+    from chaoskit.run.options import UsageError, unreadable, unwritable
     from chaoskit.history.jepsen_kafka_write import write_jepsen_kafka
     from chaoskit.history.reader import History, HistoryError
 

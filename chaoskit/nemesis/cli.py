@@ -23,7 +23,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chaoskit.cli import UsageError
+    from chaoskit.run.options import UsageError
     from chaoskit.nemesis.schedule import ScheduleSpec, ScheduleSpecError, generate
     from chaoskit.pluginmanager import collect, get_plugin_manager
 

@@ -17,14 +17,14 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from chaoskit import __version__
+from chaoskit.protocol.version import VERSION as CHAOSKIT_VERSION
 from chaoskit.proxy.addresses import upstream_address
 from chaoskit.proxy.errors import BAD_REQUEST_BODY, MISSING_FIELD, PROXY_EXISTS, PROXY_NOT_FOUND, ApiError
 from chaoskit.proxy.http_server import Request, Response
 from chaoskit.proxy.proxy import Proxy
 
 # the Toxiproxy API level we speak, with our own version as build metadata
-VERSION = f"2.12.0+chaoskit.{__version__}"
+VERSION = f"2.12.0+chaoskit.{CHAOSKIT_VERSION}"
 
 MAX_NAME = 255  # characters of a proxy's or toxic's name: a path naming it stays within a request line
 Route = tuple[frozenset[str], re.Pattern[str], str]

@@ -9,41 +9,37 @@ or changed: then `start` follows). Nothing here drops bytes except where the tox
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
 
-from chaoskit.proxy.stage import Chunk, Emit, ToxicRun
+from chaoskit.proxy.stage import Chunk, Emit, LinkEnds, ToxicRun
 from chaoskit.proxy.toxics import TOXIC_TYPES, Toxic
-
-if TYPE_CHECKING:
-    from chaoskit.proxy.link import Link
 
 
 class Behaviour:
     """noop: every byte passes untouched."""
 
-    def start(self, link: Link, run: ToxicRun) -> None:
+    def start(self, link: LinkEnds, run: ToxicRun) -> None:
         pass
 
-    def stop(self, link: Link, run: ToxicRun, removed: bool) -> None:
+    def stop(self, link: LinkEnds, run: ToxicRun, removed: bool) -> None:
         pass
 
-    async def feed(self, link: Link, run: ToxicRun, chunk: Chunk | None, emit: Emit) -> None:
+    async def feed(self, link: LinkEnds, run: ToxicRun, chunk: Chunk | None, emit: Emit) -> None:
         if chunk is None:
             await self.end(link, run, emit)
         else:
             await self.data(link, run, chunk, emit)
 
-    async def data(self, link: Link, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
+    async def data(self, link: LinkEnds, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
         await emit(chunk)
 
-    async def end(self, link: Link, run: ToxicRun, emit: Emit) -> None:
+    async def end(self, link: LinkEnds, run: ToxicRun, emit: Emit) -> None:
         await emit(None)
 
 
 class Latency(Behaviour):
     """Each chunk is held until `latency` ± `jitter` ms after it was read (uniform jitter)."""
 
-    async def data(self, link: Link, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
+    async def data(self, link: LinkEnds, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
         spread = link.rng.random() * 2 - 1  # drawn once per chunk, scaled by the jitter in force
 
         def due() -> float:
@@ -58,7 +54,7 @@ class Latency(Behaviour):
 class Bandwidth(Behaviour):
     """At most `rate` KB/s (1 KB = 1000 bytes), sent in pieces of at most 100 ms worth."""
 
-    async def data(self, link: Link, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
+    async def data(self, link: LinkEnds, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
         data = chunk.data
         while data:
             rate = run.toxic.attr("rate") * 1000  # bytes per second
@@ -79,7 +75,7 @@ class Bandwidth(Behaviour):
 class SlowClose(Behaviour):
     """The end of the stream (the close) is held for `delay` ms; data passes untouched."""
 
-    async def end(self, link: Link, run: ToxicRun, emit: Emit) -> None:
+    async def end(self, link: LinkEnds, run: ToxicRun, emit: Emit) -> None:
         begin = link.loop.time()
         await run.wait_until(lambda: begin + run.toxic.attr("delay") / 1000)
         await emit(None)
@@ -92,17 +88,17 @@ class Timeout(Behaviour):
     in the middle of the stream, so the stream cannot go on.
     """
 
-    def start(self, link: Link, run: ToxicRun) -> None:
+    def start(self, link: LinkEnds, run: ToxicRun) -> None:
         ms = run.toxic.attr("timeout")
         if ms > 0:
             run.timer = link.loop.call_later(ms / 1000, link.conn.close)
 
-    def stop(self, link: Link, run: ToxicRun, removed: bool) -> None:
+    def stop(self, link: LinkEnds, run: ToxicRun, removed: bool) -> None:
         run.cancel_timer()
         if removed:
             link.conn.close()
 
-    async def data(self, link: Link, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
+    async def data(self, link: LinkEnds, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
         pass  # dropped
 
 
@@ -110,7 +106,7 @@ class ResetPeer(Behaviour):
     """On the first bytes (or the end of stream), wait `timeout` ms, then reset the connection:
     both sockets close with SO_LINGER 0, so both peers read ECONNRESET."""
 
-    async def feed(self, link: Link, run: ToxicRun, chunk: Chunk | None, emit: Emit) -> None:
+    async def feed(self, link: LinkEnds, run: ToxicRun, chunk: Chunk | None, emit: Emit) -> None:
         begin = link.loop.time()
         if await run.wait_until(lambda: begin + run.toxic.attr("timeout") / 1000):
             link.conn.reset()
@@ -142,7 +138,7 @@ class Slicer(Behaviour):
     """Each chunk goes out as pieces of about `average_size` (± `size_variation`) bytes, with
     `delay` µs between pieces."""
 
-    async def data(self, link: Link, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
+    async def data(self, link: LinkEnds, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
         t = run.toxic
         cuts = slice_bounds(len(chunk.data), t.attr("average_size"), t.attr("size_variation"), link.rng)
         for i in range(1, len(cuts)):
@@ -158,7 +154,7 @@ class Slicer(Behaviour):
 class LimitData(Behaviour):
     """The first `bytes` bytes pass (counted per link), then the connection closes."""
 
-    async def data(self, link: Link, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
+    async def data(self, link: LinkEnds, run: ToxicRun, chunk: Chunk, emit: Emit) -> None:
         limit, sent = run.toxic.attr("bytes"), run.state.get("sent", 0)
         part = chunk.data[: max(0, limit - sent)]
         if part:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from chaoskit import __version__
+from chaoskit.protocol.version import VERSION
 
 
 class ProxyApiError(Exception):
@@ -92,7 +92,7 @@ class ToxiproxyClient:
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method, headers={
-            "Content-Type": "application/json", "User-Agent": f"chaoskit/{__version__}"})
+            "Content-Type": "application/json", "User-Agent": f"chaoskit/{VERSION}"})
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as answer:
                 text = answer.read()

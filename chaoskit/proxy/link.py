@@ -16,14 +16,10 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import deque
-from typing import TYPE_CHECKING
 
 from chaoskit.proxy.behaviours import behaviour
-from chaoskit.proxy.stage import Chunk, ToxicRun
+from chaoskit.proxy.stage import Chunk, ConnectionEnds, ToxicRun
 from chaoskit.proxy.toxics import Toxic
-
-if TYPE_CHECKING:
-    from chaoskit.proxy.connection import Connection
 
 READ_SIZE = 64 * 1024
 # bytes read but not yet written before the reader stops reading: enough for a 100 ms latency at
@@ -67,7 +63,7 @@ class ChunkQueue:
 class Link:
     """upstream (client → server) or downstream (server → client) of one connection."""
 
-    def __init__(self, conn: Connection, direction: str, source: asyncio.StreamReader,
+    def __init__(self, conn: ConnectionEnds, direction: str, source: asyncio.StreamReader,
                  dest: asyncio.StreamWriter, rng: random.Random) -> None:
         self.conn, self.direction, self.source, self.dest, self.rng = conn, direction, source, dest, rng
         self.loop = asyncio.get_running_loop()

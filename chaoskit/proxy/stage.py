@@ -1,4 +1,6 @@
-"""What a toxic behaviour works with: a chunk of bytes, and the toxic's run on one link.
+"""What a toxic behaviour works with: a chunk of bytes, the toxic's run on one link, and what it
+may touch of the link and its connection (`LinkEnds`, `ConnectionEnds`: link.py's Link and
+connection.py's Connection are both, so behaviours.py and link.py need neither file's insides).
 
 A run can sleep, and every sleep wakes early when the toxic is changed or removed, which is how a
 toxic taken off a live link lets the bytes it holds go on at once.
@@ -8,7 +10,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+import random
+from typing import Any, Protocol
 
 from chaoskit.proxy.toxics import Toxic
 
@@ -20,6 +23,25 @@ class Chunk:
 
 
 Emit = Callable[["Chunk | None"], Awaitable[None]]
+
+
+class ConnectionEnds(Protocol):
+    """One proxied connection as its links and their toxics end it."""
+
+    closed: bool
+
+    def end_of_stream(self, link: Any) -> None: ...  # the link whose source ended
+    def close(self) -> None: ...  # both ways, once the bytes written are handed on
+    def abort(self) -> None: ...  # both ways at once
+    def reset(self) -> None: ...  # a TCP reset to both peers
+
+
+class LinkEnds(Protocol):
+    """One direction of a connection as a toxic's behaviour sees it."""
+
+    conn: ConnectionEnds
+    loop: asyncio.AbstractEventLoop
+    rng: random.Random
 
 
 class ToxicRun:

@@ -74,7 +74,7 @@ def report_run(result: Any, plots: Iterable[Path] = ()) -> None:
     """Steps and attachments of one run (a RunResult)."""
     import allure
 
-    from chaoskit.run.availability import describe
+    from chaoskit.history.availability import describe
 
     stats, test = result.stats, result.test
     allure.dynamic.parameter("profile", test.profile)

@@ -156,7 +156,7 @@ def _run_section(result: Any, out_dir: Path, images: list[str], own_page: bool =
     if result.verdict.valid == "unknown":
         error += f"<p class='unknown'>unknown: {_e(result.verdict.reason)}</p>"
     if stats.get("availability"):
-        from chaoskit.run.availability import describe
+        from chaoskit.history.availability import describe
 
         figures += f"; availability: {describe(stats['availability'])}"
     timeline = Path(result.run_dir) / "timeline.html"

@@ -57,7 +57,7 @@ def print_results(results: Iterable[Any], title: str = "verdict") -> None:
     from rich.markup import escape
 
     from chaoskit.checkers.situate import witness_text
-    from chaoskit.run.availability import describe
+    from chaoskit.history.availability import describe
 
     results = list(results)
     out = console()

@@ -110,11 +110,11 @@ class ChaosTest:
     mutations: list[str] = field(default_factory=list)  # elements turned off (chaoskit.protocol.mutations)
 
     def to_json(self) -> dict[str, Any]:
-        from chaoskit import __version__
+        from chaoskit.protocol.version import VERSION
 
         data = asdict(self)
         data["reports"] = str(self.reports)
-        return {VERSION_KEY: __version__, **data}
+        return {VERSION_KEY: VERSION, **data}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ChaosTest:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chaoskit.cli import duration_arg
+from chaoskit.run.options import duration_arg
 
 
 def register(sub: Any) -> None:
@@ -41,7 +41,7 @@ def register(sub: Any) -> None:
 def read_test(path: Path) -> tuple[Any, dict[str, Any]]:
     """The ChaosTest in `path` (a test.json, or a run's folder holding one) and its JSON; UsageError
     (one line: what is wrong, what to do) for anything else."""
-    from chaoskit.cli import UsageError, unreadable
+    from chaoskit.run.options import UsageError, unreadable
     from chaoskit.run.chaostest import TEST_FILE, ChaosTest
 
     if path.is_dir():
@@ -82,8 +82,8 @@ def runnable(test: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from chaoskit import __version__
-    from chaoskit.cli import UsageError
+    from chaoskit.protocol.version import VERSION
+    from chaoskit.run.options import UsageError
     from chaoskit.run.chaostest import VERSION_KEY
     from chaoskit.run.runner import run
 
@@ -98,9 +98,9 @@ def run_command(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(f"{args.test}: {e}") from None
     written_by = data.get(VERSION_KEY)
-    if written_by != __version__:
+    if written_by != VERSION:
         print(f"chaoskit run: warning: {args.test} was written by chaoskit {written_by or '(unknown version)'}, "
-              f"this is {__version__}: the replay may differ", file=sys.stderr)
+              f"this is {VERSION}: the replay may differ", file=sys.stderr)
     result = run(test, progress=sys.stderr.isatty(), keep=args.keep)
     if args.json:
         print(json.dumps(result.to_json(), indent=1, default=str))

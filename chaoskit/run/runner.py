@@ -35,7 +35,7 @@ from chaoskit.protocol.mutations import CLIENT
 from chaoskit.roles import Client, Nemesis, NoopNemesis, Workload
 from chaoskit.run.chaostest import (HISTORY_FILE, RESULTS_FILE, TEST_FILE, ChaosTest, RunResult, cluster_spec,
                                     schedule_for)
-from chaoskit.run.availability import availability
+from chaoskit.history.availability import availability
 from chaoskit.run.live import Run
 from chaoskit.run.progress import ProgressLine
 from chaoskit.run.workers import WorkerPool
@@ -258,7 +258,7 @@ def running(parts: Parts) -> Iterator[None]:
 
 def phase(parts: Parts, name: str) -> None:
     """The history's mark that the run got to `name`: a check that needs the drain judges only a
-    history that holds the drain's end (checkers/compose.py)."""
+    history that holds the drain's end (run/checks.py)."""
     from chaoskit.history.schema import PHASE, RUNNER_PROCESS
 
     parts.live.record({"process": RUNNER_PROCESS, "type": "info", "f": PHASE, "value": name})
@@ -303,7 +303,7 @@ def restore(parts: Parts) -> None:
 def analyze(parts: Parts) -> Verdict:
     """The test's checks over the run's history (a missing history checks as empty: unknown).
     The history's Parquet copy is written beside it: what Spark reads and reports attach."""
-    from chaoskit.checkers.compose import run_checks
+    from chaoskit.run.checks import run_checks
     from chaoskit.checkers.result import CheckResult
     from chaoskit.history.parquet import convert_jsonl
     from chaoskit.history.reader import History

@@ -9,8 +9,6 @@ nothing, or never wrote its results).
 from __future__ import annotations
 
 import json
-import os
-import random
 import subprocess
 import sys
 import time
@@ -67,20 +65,3 @@ def outcome(runs: list[dict[str, Any]]) -> str:
     if runs and all(r["valid"] is True for r in runs):
         return "clean"
     return "unknown"
-
-
-def cell_seeds(seed: int | None, n: int) -> tuple[int, list[int]]:
-    """The session's seed (drawn when not given) and the n seeds its cells run, drawn from it."""
-    from chaoskit.roles import SEED_SPACE, new_seed
-
-    seed = seed if seed is not None else new_seed()
-    rng = random.Random(seed)
-    return seed, [rng.randrange(SEED_SPACE) for _ in range(n)]
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` whole (a crash mid-way leaves the old file, never half a new one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)

@@ -182,7 +182,7 @@ class Chaos:
     def claimed(self, result: RunResult) -> str:
         """What the run's client claims of the guarantee the test is about (suite.guarantees.expectation)."""
         from chaoskit.pluginmanager import lookup
-        from chaoskit.suite.guarantees import claims_of, expectation
+        from chaoskit.run.guarantees import claims_of, expectation
 
         try:
             claims = claims_of(lookup("clients", result.test.client))
@@ -196,8 +196,8 @@ Evidence = Mapping[str, Mapping[str, int]]
 
 def check_round_trip(result: RunResult) -> None:
     """Fail the test if the run's history, exported to Jepsen EDN and read back, checks differently
-    (history/round_trip.py); the exported copy stays in the run directory as history.edn."""
-    from chaoskit.history.round_trip import round_trip_differences
+    (run/round_trip.py); the exported copy stays in the run directory as history.edn."""
+    from chaoskit.run.round_trip import round_trip_differences
 
     if not result.history.is_file():
         return

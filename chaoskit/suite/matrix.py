@@ -1,7 +1,7 @@
 """`chaoskit matrix`: does this client keep the promises it claims, against a broker that keeps its side?
 
 Each cell runs one suite's smoke test with one client in one profile, per seed (suite/cells.py).
-The suite names its guarantee (suite/guarantees.py) and the client says what it claims, so each
+The suite names its guarantee (run/guarantees.py) and the client says what it claims, so each
 cell reads:
 
 - **clean**: the guarantee held (patched: as it must, where claimed or cluster-side);
@@ -24,8 +24,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chaoskit.suite.cells import SUITES, cell_seeds, run_cell, write_atomically
-from chaoskit.suite.guarantees import GUARANTEES, claims_of, expectation, library_of
+from chaoskit.suite.cells import SUITES, run_cell
+
+from chaoskit.roles import cell_seeds
+
+from chaoskit.run.files import write_atomically
+from chaoskit.run.guarantees import GUARANTEES, claims_of, expectation, library_of
 
 STOCK = ("kafka-python", "librdkafka", "aiokafka")
 # the client-side guarantees, one suite each: a cell per client is a run of its smoke test
@@ -63,7 +67,7 @@ def classify(runs: list[dict[str, Any]], expected: str) -> str:
 
 
 def matrix_command(args: argparse.Namespace) -> int:
-    from chaoskit.cli import UsageError, names
+    from chaoskit.run.options import UsageError, names
     from chaoskit.pluginmanager import lookup_all
 
     clients, suites = names(args.clients, "--clients"), names(args.suites, "--suites")

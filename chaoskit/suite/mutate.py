@@ -27,9 +27,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chaoskit.cli import duration_arg
+from chaoskit.run.options import duration_arg
 from chaoskit.protocol.mutations import MUTATIONS
-from chaoskit.suite.cells import SMOKE, SUITES, WITH_NIGHTLY, cell_seeds, run_cell, write_atomically
+from chaoskit.suite.cells import SMOKE, SUITES, WITH_NIGHTLY, run_cell
+from chaoskit.roles import cell_seeds
+from chaoskit.run.files import write_atomically
 
 GOAL = 0.95  # the share of seeds in which some suite must catch each mutation
 
@@ -83,8 +85,8 @@ def run_one(mutation: str, suite: str, seed: int, out: Path, suites_dir: Path = 
 
 
 def mutate_command(args: argparse.Namespace) -> int:
-    from chaoskit.cli import UsageError
-    from chaoskit.cli import names as names_of
+    from chaoskit.run.options import UsageError
+    from chaoskit.run.options import names as names_of
 
     chosen = names_of(args.mutations, "--mutations") if args.mutations is not None else list(MUTATIONS)
     if args.explore:

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from chaoskit.cluster.spec import new_run_id
-from chaoskit.cli import duration_arg
+from chaoskit.run.options import duration_arg
 from chaoskit.roles import SEED_SPACE, new_seed
-from chaoskit.suite.cells import write_atomically
+from chaoskit.run.files import write_atomically
 
 GRACE_S = 120  # a round running at the deadline may finish its current runs for this long
 CUT = "cut at the deadline"  # the exit recorded for a round stopped by the night's end (not a crash)
@@ -71,7 +71,7 @@ def register(sub: Any) -> None:
 def suite_files(args: argparse.Namespace) -> list[str]:
     """The suite files --suites names in --suites-dir (every one when it names none). A folder given
     to --suites, as it once took, is read as --suites-dir."""
-    from chaoskit.cli import UsageError, names
+    from chaoskit.run.options import UsageError, names
 
     if args.suites and Path(args.suites).is_dir():
         print(f"chaoskit nightly: --suites takes suite names; reading {args.suites} as --suites-dir", flush=True)

@@ -17,7 +17,7 @@ import pytest
 
 from chaoskit.checkers.engine import ENGINES
 from chaoskit.cluster.spec import BACKENDS, PROFILES
-from chaoskit.cli import seconds
+from chaoskit.run.options import seconds
 from chaoskit.roles import new_seed
 
 # (flag, ini key, help, default); every flag has an ini equivalent so a project can pin it
@@ -65,7 +65,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("chaos_keep", help="leave the cluster up on failure", type="bool", default=False)
     parser.addini("chaos_export_round_trip", type="bool", default=False,
                   help="after each chaos run, export its history to Jepsen EDN, read it back and fail the test "
-                       "if any Kafka check's result differs (chaoskit.history.round_trip)")
+                       "if any Kafka check's result differs (chaoskit.run.round_trip)")
     group.addoption(
         "--chaos-dry-run",
         dest="chaos_dry_run",
@@ -135,11 +135,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     results = getattr(config.option, "allure_report_dir", None)
     if not results or not config.stash.get(RAN, False):
         return
-    from chaoskit import __version__
+    from chaoskit.protocol.version import VERSION
     from chaoskit.reporting.allure_report import write_results_files
 
     write_results_files(Path(results), {
-        "chaoskit": __version__, "backend": chaos_option(config, "chaos_backend"),
+        "chaoskit": VERSION, "backend": chaos_option(config, "chaos_backend"),
         "profile": chaos_option(config, "chaos_profile"), "seed": config.stash[SEED],
         "spark.master": chaos_option(config, "spark_master"), "python": platform.python_version(),
         "kafka-python": _version("kafka-python"), "confluent-kafka": _version("confluent-kafka"),

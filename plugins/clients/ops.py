@@ -73,7 +73,7 @@ class ClientBase:
 
     name = "client"
     library = ""  # the distribution it drives (reports print its version)
-    claims: frozenset[str] = frozenset()  # the guarantees it implements (chaoskit.suite.guarantees)
+    claims: frozenset[str] = frozenset()  # the guarantees it implements (chaoskit.run.guarantees)
 
     def __init__(self, **options: Any) -> None:
         self.options = options

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit.checkers.compose import run_checks
+from chaoskit.run.checks import run_checks
 from chaoskit.history.incarnations import RECREATED, Incarnations, recreations
 
 T = "t"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chaoskit.checkers.compose import run_checks
+from chaoskit.run.checks import run_checks
 from chaoskit.checkers.situate import witness_text
 from chaoskit.history import synthetic
 from chaoskit.history.parquet import read_parquet

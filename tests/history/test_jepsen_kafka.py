@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chaoskit.checkers.catalog import KAFKA_CHECKS
-from chaoskit.checkers.compose import run_checks
+from chaoskit.run.checks import run_checks
 from chaoskit.checkers.situate import unsituated
 from chaoskit.history import synthetic
 from chaoskit.history.jepsen_kafka import jepsen_topic_partition

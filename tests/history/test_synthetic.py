@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chaoskit.checkers.catalog import KAFKA_CHECKS
-from chaoskit.checkers.compose import run_checks
+from chaoskit.run.checks import run_checks
 from chaoskit.history import synthetic
 from chaoskit.history.schema import check_op
 

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import pytest
 
-from chaoskit.checkers.compose import run_checks
+from chaoskit.run.checks import run_checks
 from chaoskit.history.reader import History
 from chaoskit.history import synthetic
 from chaoskit.run.chaostest import ChaosTest, RunResult

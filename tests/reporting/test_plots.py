@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chaoskit.checkers.compose import run_checks
+from chaoskit.run.checks import run_checks
 from chaoskit.history import synthetic
 from chaoskit.reporting.plots import fault_windows, latencies, plot_verdict
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from chaoskit.checkers.compose import run_checks
+from chaoskit.run.checks import run_checks
 from chaoskit.cluster.reaper import reap
 from chaoskit.history.reader import History
 from chaoskit.history.schema import DRAINED, PHASE

@@ -78,7 +78,7 @@ def test_one_cell_per_stock_client(client, word, tmp_path):
     """Truncation detection (KIP-320) on the patched profile: kafka-python and librdkafka claim it and
     keep it; aiokafka does not claim it (it does not validate positions)."""
     from chaoskit.pluginmanager import lookup
-    from chaoskit.suite.guarantees import claims_of, expectation
+    from chaoskit.run.guarantees import claims_of, expectation
 
     cell = run_cell("kip320_truncation", tmp_path, seed=CI_SEED, client=client, suites_dir=ROOT / "suites")
     expected = expectation("kip320-truncation-detection", "patched", claims_of(lookup("clients", client)))

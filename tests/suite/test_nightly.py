@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from chaoskit.cli import duration_arg as duration
+from chaoskit.run.options import duration_arg as duration
 
 # a suite whose runner dies (SIGKILL, as an OOM kill would) on odd seeds and otherwise fails or passes
 SUITE = '''

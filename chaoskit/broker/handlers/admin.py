@@ -16,7 +16,7 @@ from typing import Any
 from kafka.protocol.admin import CreatePartitionsResponse, CreateTopicsResponse, DeleteTopicsResponse
 
 from chaoskit.broker.assignment import PlacementError, leader_start, place_replicas
-from chaoskit.broker.handlers import handles
+from chaoskit.broker.handlers.registry import handles
 from chaoskit.broker.topic_admin import check_assignment, create_topic, wait_for_metadata, zk_call
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 from chaoskit.protocol.topics import COORDINATOR_TOPICS

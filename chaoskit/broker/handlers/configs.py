@@ -11,7 +11,7 @@ from typing import Any
 from kafka.protocol.admin import DescribeConfigsResponse
 
 from chaoskit.broker.described_configs import Entry, broker_entries, topic_entries
-from chaoskit.broker.handlers import handles
+from chaoskit.broker.handlers.registry import handles
 from chaoskit.broker.topic_admin import validate_topic_name, zk_call
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 

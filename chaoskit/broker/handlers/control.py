@@ -12,7 +12,7 @@ import asyncio
 import logging
 from typing import Any
 
-from chaoskit.broker.handlers import handles
+from chaoskit.broker.handlers.registry import handles
 from chaoskit.protocol.errors import ErrorCode
 from chaoskit.protocol.internal import (LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA, LeaderAndIsrResponse,
                                         StopReplicaResponse, UpdateMetadataResponse)

@@ -22,7 +22,7 @@ from typing import Any
 
 from kafka.protocol.consumer import FetchResponse
 
-from chaoskit.broker.handlers import handles
+from chaoskit.broker.handlers.registry import handles
 from chaoskit.broker.handlers.offsets import epoch_end
 from chaoskit.broker.partition import NO_EPOCH, Partition
 from chaoskit.broker.waiting import wait_any

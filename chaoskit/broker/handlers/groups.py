@@ -14,7 +14,7 @@ from typing import Any
 from kafka.protocol.metadata import FindCoordinatorResponse
 
 from chaoskit.broker.coordinator_store import sync_partition_count
-from chaoskit.broker.handlers import handles
+from chaoskit.broker.handlers.registry import handles
 from chaoskit.broker.server import CLIENT_HOST
 from chaoskit.broker.topic_admin import OFFSETS_TOPIC
 from chaoskit.protocol.errors import ErrorCode, KafkaError

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chaoskit.broker.handlers import handles
+from chaoskit.broker.handlers.registry import handles
 from chaoskit.broker.metadata_cache import MetadataCache
 from chaoskit.broker.topic_admin import INTERNAL_TOPICS, auto_create
 from chaoskit.protocol.errors import ErrorCode

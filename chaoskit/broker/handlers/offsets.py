@@ -22,7 +22,7 @@ from typing import Any
 from kafka.protocol.admin import DeleteRecordsResponse
 from kafka.protocol.consumer import ListOffsetsResponse, OffsetForLeaderEpochResponse
 
-from chaoskit.broker.handlers import handles
+from chaoskit.broker.handlers.registry import handles
 from chaoskit.broker.partition import NO_EPOCH, Partition
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 from chaoskit.protocol.records import decode_records

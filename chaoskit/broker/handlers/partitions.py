@@ -16,7 +16,7 @@ import asyncio
 from collections import Counter
 from typing import Any
 
-from chaoskit.broker.handlers import handles
+from chaoskit.broker.handlers.registry import handles
 from chaoskit.broker.topic_admin import wait_for_metadata, zk_call
 from chaoskit.protocol.errors import ErrorCode, KafkaError
 from chaoskit.protocol.extensions import PartitionMode

@@ -19,7 +19,7 @@ from typing import Any
 
 from kafka.protocol.producer import InitProducerIdResponse, ProduceResponse
 
-from chaoskit.broker.handlers import handles
+from chaoskit.broker.handlers.registry import handles
 from chaoskit.broker.log.partition_log import InvalidAppend
 from chaoskit.broker.zk import ZkUnavailable
 from chaoskit.protocol.errors import ErrorCode, KafkaError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chaoskit.checkers.catalog import NOT_MOVED, OUT_OF_ORDER
-from chaoskit.checkers.compose import run_checks
+from chaoskit.run.checks import run_checks
 
 T = "t"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chaoskit.checkers.compose import run_checks
+from chaoskit.run.checks import run_checks
 from chaoskit.checkers.spark.session import copy_log_since, log_mark
 from chaoskit.history.reader import History
 from chaoskit.history import synthetic

@@ -1,4 +1,4 @@
-"""The suites' export -> check round trip (chaoskit.history.round_trip, ini chaos_export_round_trip):
+"""The suites' export -> check round trip (chaoskit.run.round_trip, ini chaos_export_round_trip):
 silent when the exported history checks alike, naming the check when it does not."""
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from chaoskit.history import round_trip, synthetic
+from chaoskit.history import synthetic
+from chaoskit.run import round_trip
 from chaoskit.history.jepsen_kafka_write import write_jepsen_kafka
 from chaoskit.suite.chaos import ChaosFailure, check_round_trip
 

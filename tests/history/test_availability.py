@@ -1,8 +1,8 @@
-"""Availability figures from a history (chaoskit.run.availability): rates in and out of fault
+"""Availability figures from a history (chaoskit.history.availability): rates in and out of fault
 windows, and a stall after a heal found (and not found where the workload went on)."""
 from __future__ import annotations
 
-from chaoskit.run.availability import availability, describe
+from chaoskit.history.availability import availability, describe
 
 S = 1_000_000_000
 

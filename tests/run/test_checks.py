@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from chaoskit.checkers.catalog import CHECKS
-from chaoskit.checkers.compose import applicable, compose, run_checks
+from chaoskit.run.checks import applicable, compose, run_checks
 from chaoskit.checkers.result import CheckResult
 from chaoskit.checkers.verdict import Verdict
 from chaoskit.history import synthetic

@@ -22,7 +22,7 @@ from chaoskit.history.reader import History
 def round_trip_differences(history: Any, out: Path | None = None) -> list[str]:
     """One line per Kafka check whose result differs once `history` (a History or a path) is
     exported to Jepsen EDN and read back, both checked on the local engine; [] when none does."""
-    from chaoskit.checkers.compose import run_checks
+    from chaoskit.run.checks import run_checks
 
     original = history if isinstance(history, History) else History.from_path(history)
     names = [c.name for c in (*KAFKA_CHECKS, *JEPSEN_CHECKS)]
