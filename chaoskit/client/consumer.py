@@ -35,7 +35,7 @@ import logging
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -50,8 +50,8 @@ from chaoskit.client.linear_hash import deletion_blockers, expansion_blocker
 from chaoskit.client.metadata import ClusterView, MetadataError
 from chaoskit.client.routing import ordered
 from chaoskit.client.tombstones import moved_tombstone
-from chaoskit.client.truncation import (EPOCH_VERSION, LogTruncationError, OffsetAndMetadata, OffsetOutOfRangeError,
-                                        divergence)
+from chaoskit.client.truncation import (EPOCH_VERSION, LogTruncationError, OffsetAndMetadata, OffsetAndTimestamp,
+                                        OffsetOutOfRangeError, divergence, leader_epoch_error)
 from chaoskit.protocol.errors import ErrorCode, error_name
 from chaoskit.protocol.extensions import UNKNOWN_COUNT, FetchRequest, PartitionMode
 from chaoskit.protocol.mutations import CLIENT, checked
@@ -361,6 +361,29 @@ class OrderedConsumer:
         return self._offset_lookup(topic, partition, timestamp).offset
 
     def _offset_lookup(self, topic: str, partition: int, timestamp: int) -> OffsetAndMetadata:
+        """The offset a ListOffsets answers, with its record's leader epoch (None if unknown)."""
+        got = self._list_offsets(topic, partition, timestamp)
+        return OffsetAndMetadata(got.offset, "", got.leader_epoch)
+
+    def offsets_for_times(self, timestamps: Mapping[TopicPartition | tuple[str, int], int]
+                          ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """KIP-320's offsetsForTimes: for each partition the first offset whose timestamp is at or
+        after the one given (ms), with that record's timestamp and leader epoch; None where no
+        record is that late. Asked of each leader at our metadata's epoch; a leader-epoch refusal
+        is retried after a metadata refresh, and raised (FencedLeaderEpochError,
+        UnknownLeaderEpochError) only when it persists. `seek(tp, answer.offset, answer.leader_epoch)`
+        has the next poll validate the position first. The partitions need not be assigned."""
+        self._refresh_metadata(force=False, also={tp[0] for tp in timestamps})
+        out: dict[TopicPartition, OffsetAndTimestamp | None] = {}
+        for tp, ts in timestamps.items():
+            if not isinstance(ts, int) or ts < 0:
+                raise ValueError(f"offsets_for_times: {tp[0]}-{tp[1]}: a timestamp is ms >= 0, got {ts!r}")
+            got = self._list_offsets(tp[0], tp[1], ts)
+            out[TopicPartition(tp[0], tp[1])] = None if got.offset < 0 else \
+                OffsetAndTimestamp(got.offset, got.timestamp, got.leader_epoch)
+        return out
+
+    def _list_offsets(self, topic: str, partition: int, timestamp: int) -> OffsetAndTimestamp:
         """ListOffsets at our metadata's leader epoch (KIP-320: a stale leader cannot answer a
         reset); on the epoch errors or a moved leader, metadata is refreshed and the leader asked
         again for LIST_OFFSETS_RETRY_S. The answer's epoch is the offset's (None if unknown)."""
@@ -377,11 +400,13 @@ class OrderedConsumer:
                 got = list_offset(self.view.connection(part.leader), topic, partition, timestamp,
                                   current_leader_epoch=part.leader_epoch)
                 if got.error_code == ErrorCode.NONE:
-                    return OffsetAndMetadata(got.offset, "", got.leader_epoch if got.leader_epoch >= 0 else None)
+                    epoch = got.leader_epoch if got.leader_epoch >= 0 else None
+                    return OffsetAndTimestamp(got.offset, got.timestamp, epoch)
                 code = got.error_code
                 self._refused(topic, partition, "ListOffsets", code, part.leader_epoch)
             if code not in _LEADER_MOVED or time.monotonic() >= deadline:
-                raise WireError(f"ListOffsets {topic}-{partition}: {error_name(code)}")
+                raise leader_epoch_error(code, f"ListOffsets {topic}-{partition}") or \
+                    WireError(f"ListOffsets {topic}-{partition}: {error_name(code)}")
             time.sleep(0.1)  # the leader (or our metadata) is catching up with the other
             self._refresh_metadata(force=True, also=[topic])  # (being assigned, it is not in self.parts yet)
 

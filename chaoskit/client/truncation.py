@@ -4,8 +4,13 @@ If the new leader's log ends that epoch before our position, the log was truncat
 records from the divergence offset on are gone and others took their offsets.
 
 The public types are KIP-320's: `OffsetAndMetadata` (an offset with the leader epoch of the
-record before it), `OffsetOutOfRangeError` (a position out of range, no reset policy) and its
-subclass `LogTruncationError` (the truncated partitions, each with its divergence offset).
+record before it), `OffsetAndTimestamp` (offsets_for_times' answer, with the record's leader
+epoch), `OffsetOutOfRangeError` (a position out of range, no reset policy) and its subclass
+`LogTruncationError` (the truncated partitions, each with its divergence offset), and the two
+retriable metadata errors a leader answers a request whose leader epoch is not its own:
+`FencedLeaderEpochError` (ours is older) and `UnknownLeaderEpochError` (ours is newer). The
+consumer retries those itself, refreshing its metadata; one reaches the caller only when it
+persists past the retries.
 The request itself is chaoskit.protocol.requests' `epoch_end`; the client asks it at EPOCH_VERSION.
 """
 from __future__ import annotations
@@ -15,11 +20,13 @@ from typing import NamedTuple
 
 from kafka import TopicPartition
 
-from chaoskit.protocol.errors import ErrorCode
+from chaoskit.protocol.errors import ErrorCode, error_name
 from chaoskit.protocol.requests import EpochEnd
+from chaoskit.protocol.wire_client import WireError
 
-__all__ = ["EPOCH_VERSION", "EpochEnd", "LogTruncationError", "OffsetAndMetadata", "OffsetOutOfRangeError",
-           "divergence"]
+__all__ = ["EPOCH_VERSION", "EpochEnd", "FencedLeaderEpochError", "InvalidMetadataError", "LogTruncationError",
+           "OffsetAndMetadata", "OffsetAndTimestamp", "OffsetOutOfRangeError", "UnknownLeaderEpochError",
+           "divergence", "leader_epoch_error"]
 
 EPOCH_VERSION = 4  # with current_leader_epoch (KIP-320)
 
@@ -30,6 +37,43 @@ class OffsetAndMetadata(NamedTuple):
     offset: int
     metadata: str = ""
     leader_epoch: int | None = None
+
+
+class OffsetAndTimestamp(NamedTuple):
+    """offsets_for_times' answer for one partition: the first offset whose timestamp is at or after
+    the one asked, that record's timestamp and its leader epoch (KIP-320: seek with it, and the
+    position is validated before the next fetch)."""
+
+    offset: int
+    timestamp: int
+    leader_epoch: int | None = None
+
+
+class InvalidMetadataError(WireError):
+    """A broker refused a request because the client's metadata is out of date (Kafka's retriable
+    InvalidMetadataException): refresh metadata and ask again."""
+
+    retriable = True
+
+    def __init__(self, code: int, what: str) -> None:
+        self.code = code
+        super().__init__(f"{what}: {error_name(code)}")
+
+
+class FencedLeaderEpochError(InvalidMetadataError):
+    """The leader's epoch is newer than the one the request carried (KIP-320's FENCED_LEADER_EPOCH)."""
+
+
+class UnknownLeaderEpochError(InvalidMetadataError):
+    """The request carried an epoch newer than the leader's own: the leader has not yet heard of its
+    election or of a bump (KIP-320's UNKNOWN_LEADER_EPOCH)."""
+
+
+def leader_epoch_error(code: int, what: str) -> InvalidMetadataError | None:
+    """The typed error for a leader-epoch refusal, None for any other code."""
+    kind = {ErrorCode.FENCED_LEADER_EPOCH: FencedLeaderEpochError,
+            ErrorCode.UNKNOWN_LEADER_EPOCH: UnknownLeaderEpochError}.get(code)
+    return kind(code, what) if kind else None
 
 
 class OffsetOutOfRangeError(Exception):

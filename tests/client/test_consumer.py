@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from kafka import TopicPartition
 
 from chaoskit.client.assignor import assign
 from chaoskit.client.consumer import OrderedConsumer
@@ -261,3 +262,36 @@ def test_a_partition_missing_from_metadata_is_a_retriable_wire_error(cluster: An
             consumer.assign([(topic, 7)])
     finally:
         consumer.close()
+
+
+def test_a_fenced_leader_epoch_is_retried_and_raised_typed_only_when_it_persists(cluster: Any, admin: Any,
+                                                                                 new_topic: Any, monkeypatch):
+    """KIP-320's public errors: with frozen metadata the consumer asks with the epoch from before an
+    expansion bumped it; the leader answers FENCED_LEADER_EPOCH, which the consumer retries itself
+    after a refresh (the answer comes, the refusal recorded). Were the refresh to bring nothing new,
+    the caller gets FencedLeaderEpochError: retriable, an InvalidMetadataError, with the code."""
+    from chaoskit.client import consumer as consumer_module
+    from chaoskit.client.truncation import FencedLeaderEpochError, InvalidMetadataError
+    from chaoskit.protocol.errors import ErrorCode
+    topic = new_topic(2)
+    tp = TopicPartition(topic, 0)
+    with OrderedProducer(cluster.bootstrap_servers) as producer:
+        for i in range(4):
+            producer.send(topic, b"k%d" % i, b"[0, \"k%d\", 0]" % i)
+    with OrderedConsumer(cluster.bootstrap_servers) as consumer:
+        events: list[dict[str, Any]] = []
+        consumer.events.subscribe(events.append)
+        first = consumer.offsets_for_times({tp: 0})[tp]
+        consumer.freeze_metadata()
+        admin.expand(topic, 4)  # KIP-253 bumps the existing partitions' epochs
+        again = consumer.offsets_for_times({tp: 0})[tp]
+        assert again == first  # the same record, whose epoch is the one it was written in
+        assert [(e["value"]["request"], e["value"]["error"]) for e in events if e["f"] == "epoch-refused"] == \
+            [("ListOffsets", "FENCED_LEADER_EPOCH")]
+        admin.expand(topic, 6)
+        monkeypatch.setattr(consumer_module, "LIST_OFFSETS_RETRY_S", 0.5)
+        monkeypatch.setattr(consumer, "_refresh_metadata", lambda *a, **k: None)  # the refresh brings nothing
+        with pytest.raises(FencedLeaderEpochError) as fenced:
+            consumer.offsets_for_times({tp: 0})
+        assert isinstance(fenced.value, InvalidMetadataError) and fenced.value.retriable
+        assert fenced.value.code == ErrorCode.FENCED_LEADER_EPOCH

@@ -40,18 +40,18 @@ AFTER = {0: 15, 1: 15, 2: 3}   # records the new leader takes after the election
 TP = {p: TopicPartition(TOPIC, p) for p in COMMON}
 
 
-def send(node: Any, partition: int, values: list[str]) -> int:
+def send(node: Any, partition: int, values: list[str], topic: str = TOPIC) -> int:
     """The records to `partition` on `node` (its leader) in one batch; the base offset."""
     batch = build_batch([(None, json.dumps(v).encode()) for v in values])
 
     def sent() -> list[int]:
         with WireClient(*node.address, timeout=15) as c:
-            answer = produce(c, TOPIC, partition, batch)
+            answer = produce(c, topic, partition, batch)
         if answer.error_code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE):
             raise NotReady(error_name(answer.error_code))  # not appended: asked again
         assert answer.error_code == ErrorCode.NONE, error_name(answer.error_code)
         return [answer.base_offset]
-    return wait_for(sent, 30, f"{node.name} taking records of {TOPIC}/{partition}", node.log_path)[0]
+    return wait_for(sent, 30, f"{node.name} taking records of {topic}/{partition}", node.log_path)[0]
 
 
 def read(consumer: OrderedConsumer, want: int, timeout: float = 30.0) -> list[Any]:
@@ -93,10 +93,18 @@ def diverged(make_cluster: Callable[..., LocalCluster]) -> dict[str, Any]:
     wait_for(lambda: all(cluster.partition_state(TOPIC, p).isr == [OLD] for p in COMMON), 30,
              "the follower out of the ISRs", old.log_path)
     wait_for(lambda: NEW not in cluster.view.brokers(), 30, "the follower's session expiring")
+    # partition 0's in two batches, the second stamped later (offsets_for_times finds it by time)
+    half = SOLO[0] // 2
+    assert send(old, 0, [f"divergent-0-{i}" for i in range(half)]) == COMMON[0]
+    later_ms = int(time.time() * 1000) + 2
+    wait_for(lambda: time.time() * 1000 >= later_ms, 5, "the clock past the first batch's timestamp")
+    assert send(old, 0, [f"divergent-0-{i}" for i in range(half, SOLO[0])]) == COMMON[0] + half
     for p, n in SOLO.items():
-        if n:
+        if n and p != 0:
             assert send(old, p, [f"divergent-{p}-{i}" for i in range(n)]) == COMMON[p]
     only_old = "%s:%d" % old.address
+    with OrderedConsumer(only_old) as looker:  # KIP-320: each offset with its record's leader epoch
+        looked_up = looker.offsets_for_times({TP[0]: later_ms, TP[2]: later_ms})
 
     # an assigned consumer without a reset policy and a group member that commits, both at the ends
     strict = OrderedConsumer(only_old, auto_offset_reset="none")
@@ -122,7 +130,7 @@ def diverged(make_cluster: Callable[..., LocalCluster]) -> dict[str, Any]:
         assert send(new, p, [f"after-{p}-{i}" for i in range(n)]) == COMMON[p]
     strict.view.admin.bootstrap = [new.address]  # its bootstrap broker is dead; the cluster lives on in broker 2
     return {"cluster": cluster, "strict": strict, "strict_events": strict_events, "first": first, "old": old,
-            "stored": stored}
+            "stored": stored, "later_ms": later_ms, "looked_up": looked_up}
 
 
 def raised_by(consumer: OrderedConsumer) -> tuple[LogTruncationError, list[Any]]:
@@ -183,6 +191,26 @@ def test_seek_with_the_current_epoch_is_validated_and_goes_on(diverged: dict[str
         assert [e for e in events if e["f"] == "truncation-detected"] == []
 
 
+def test_offsets_for_times_answers_each_records_epoch_and_a_seek_with_it_is_validated(diverged: dict[str, Any]):
+    """KIP-320's offsetsForTimes: the first offset at or after a time, with that record's timestamp and
+    leader epoch. Looked up before the unclean election and sought to with its epoch, the position
+    is validated first: the record there was replaced, so the consumer raises with the divergence."""
+    before = diverged["looked_up"]
+    found = before[TP[0]]
+    solo_epoch = next(r.leader_epoch for r in diverged["first"] if r.partition == 0 and r.offset == found.offset)
+    assert found.offset == COMMON[0] + SOLO[0] // 2 and found.leader_epoch == solo_epoch
+    assert found.timestamp >= diverged["later_ms"]
+    assert before[TP[2]] is None  # no record that late
+    new = diverged["cluster"].broker(NEW)
+    with OrderedConsumer("%s:%d" % new.address, auto_offset_reset="none") as consumer:
+        now = consumer.offsets_for_times({TP[0]: diverged["later_ms"]})[TP[0]]
+        assert now.offset == COMMON[0] and now.leader_epoch > solo_epoch  # the new leader's first record after it
+        consumer.assign([TP[0]])
+        consumer.seek(TP[0], found.offset, found.leader_epoch)
+        error, delivered = raised_by(consumer)
+        assert delivered == [] and error.truncation_offsets == {TP[0]: OffsetAndMetadata(COMMON[0], "", 0)}
+
+
 def test_reset_policy_resets_committed_positions_to_the_divergence_offsets(diverged: dict[str, Any]):
     # the old leader returns (it holds the group's __consumer_offsets partition, which has no unclean
     # election) and truncates its own copies as a follower
@@ -205,3 +233,61 @@ def test_reset_policy_resets_committed_positions_to_the_divergence_offsets(diver
     detected = sorted((e["partition"], e["type"], e["offset"], e["value"]["fetch_offset"])
                       for e in events if e["f"] == "truncation-detected")
     assert detected == [(0, "ok", 10, 20), (1, "ok", 6, 16)]
+
+
+def test_a_consumer_asleep_through_two_unclean_elections_goes_back_to_what_the_last_leader_kept(
+        make_cluster: Callable[..., LocalCluster]):
+    """KIP-320 with consecutive unclean elections: a consumer read what leader A alone had, then slept
+    while B was elected uncleanly (and took records of its own) and then C (which had neither A's nor
+    B's). C never led in the consumer's last epoch: it answers the end of the largest epoch it has
+    below it, so the consumer learns its records are gone and goes back to where C's log diverges."""
+    cluster = make_cluster(brokers=3, controllers=1)
+    topic, tp = "twice", TopicPartition("twice", 0)
+    a, b, c = (cluster.broker(i) for i in (1, 2, 3))
+    T = CreateTopicsRequest.CreatableTopic
+    with AdminClient(cluster.bootstrap_servers) as admin:
+        created = admin.request(CreateTopicsRequest(timeout_ms=30_000, validate_only=False, topics=[T(
+            name=topic, num_partitions=-1, replication_factor=-1,
+            assignments=[T.CreatableReplicaAssignment(partition_index=0, broker_ids=[1, 2, 3])],
+            configs=[T.CreatableTopicConfig(name="unclean.leader.election.enable", value="true")])]),
+            CREATE_TOPICS_VERSION)
+        assert created.topics[0].error_code == ErrorCode.NONE, created.topics[0].error_message
+    cluster.wait_until_replicated(topic)
+    assert send(a, 0, [f"common-{i}" for i in range(4)], topic) == 0
+    cluster.wait_until_replicated(topic)
+
+    def alone(node: Any, others: tuple[Any, ...]) -> None:
+        """`others` paused until they are out of the ISR and their sessions expired."""
+        for o in others:
+            o.pause()
+        wait_for(lambda: cluster.partition_state(topic, 0).isr == [node.broker_id], 30,
+                 f"{node.name} alone in the ISR", node.log_path)
+        wait_for(lambda: not {o.broker_id for o in others} & set(cluster.view.brokers()), 30, "sessions expiring")
+
+    def elected(node: Any) -> None:
+        wait_for(lambda: cluster.partition_state(topic, 0).leader == node.broker_id, 30,
+                 f"{node.name} elected uncleanly", cluster.active_controller().log_path)
+
+    alone(a, (b, c))
+    assert send(a, 0, [f"a-{i}" for i in range(3)], topic) == 4
+    with OrderedConsumer("%s:%d" % a.address, auto_offset_reset="none") as sleeper:
+        sleeper.assign([tp])
+        sleeper.seek(tp, 0)
+        read_a = read(sleeper, 7)
+        assert [json.loads(r.value) for r in read_a][4:] == ["a-0", "a-1", "a-2"]
+        a.kill()
+        b.resume()
+        elected(b)
+        assert send(b, 0, [f"b-{i}" for i in range(5)], topic) == 4
+        b.kill()
+        c.resume()
+        elected(c)
+        assert send(c, 0, [f"c-{i}" for i in range(6)], topic) == 4
+        epochs = (read_a[-1].leader_epoch, cluster.partition_state(topic, 0).leader_epoch)
+        assert epochs[1] >= epochs[0] + 2, epochs  # two elections (at least) since the records it read
+        sleeper.view.admin.bootstrap = [c.address]
+        error, delivered = raised_by(sleeper)
+        assert delivered == [] and error.truncation_offsets[tp].offset == 4
+        sleeper.seek(tp, error.truncation_offsets[tp])
+        assert [json.loads(r.value) for r in read(sleeper, 6)] == [f"c-{i}" for i in range(6)]
+
