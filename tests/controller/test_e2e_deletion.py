@@ -217,6 +217,40 @@ def test_kip694_clients_that_cannot_read_modes_get_leader_not_available(
     assert read_all(cluster, topic, 2) == [b"2-0", b"2-1", b"2-2"]  # stock kafka-python (v12) still reads it
 
 
+def test_stock_kafka_python_at_old_and_at_its_own_versions_around_a_readonly_partition(
+        cluster: LocalCluster, admin: AdminClient, kip: Any):
+    """What a stock client sees of a ReadOnly partition (KIP-694). Made to speak Kafka 0.11
+    (`api_version=(0, 11)`: Metadata v4 and Produce v3, the oldest our broker serves it), kafka-python
+    is told LEADER_NOT_AVAILABLE with no leader for the partition, so it never sends there and its
+    sends elsewhere go on. At its own versions (Metadata v12) it sees the leader, like a client that
+    reads modes, but it cannot read the mode: its Produce, without chaoskit's `mode_aware` tag, is
+    refused LEADER_NOT_AVAILABLE, which it retries until it gives up."""
+    from kafka import KafkaProducer
+    from kafka.errors import LeaderNotAvailableError
+
+    topic = "stock-versions"
+    grown(cluster, admin, kip, topic, 1, 3)
+    admin.shrink(topic, 2, delay_ms=60_000)  # partition 2 ReadOnly for a minute
+    kip.wait_consistent(cluster, topic)
+    marked = TopicPartition(topic, 2)
+    for versions in ((0, 11), None):
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, api_version=versions, retries=0,
+                                 request_timeout_ms=10_000, max_block_ms=10_000)
+        try:
+            assert producer.partitions_for(topic) == {0, 1, 2}
+            leader = producer._metadata.leader_for_partition(marked)
+            assert producer.send(topic, b"fine", partition=1).get(timeout=15).offset >= 3
+            if versions:
+                assert leader == -1 and producer._metadata.available_partitions_for_topic(topic) == {0, 1}
+            else:
+                assert leader is not None and leader > 0
+                with pytest.raises(LeaderNotAvailableError):
+                    producer.send(topic, b"late", partition=2).get(timeout=15)
+        finally:
+            producer.close(timeout=5)
+    assert read_all(cluster, topic, 2) == [b"2-0", b"2-1", b"2-2"]  # nothing reached it
+
+
 def test_stop_replica_is_retried_until_the_dead_replica_deletes(cluster: LocalCluster, admin: AdminClient, kip: Any):
     topic = "stubborn"
     grown(cluster, admin, kip, topic, 1, 2)
