@@ -6,7 +6,10 @@ topic (RF 3) per client, and measures with 200-byte keyed records:
 * synchronous sends (one acknowledged send at a time, as chaos workloads send): OrderedProducer.send
   vs KafkaProducer.send(...).get();
 * batched sends: OrderedProducer.send_many vs KafkaProducer.send + flush (linger 5 ms);
-* a one-member group reading the batched topic from the start: OrderedConsumer vs KafkaConsumer.
+* a one-member group reading the batched topic from the start: OrderedConsumer vs KafkaConsumer;
+* KIP-253 §9's cost: synchronous sends of the ordered producer to a compacted topic that held every
+  key and then grew 2 -> 4 (keys on the new partitions pay the compaction tombstones) against a
+  plain topic alike, with how many tombstones and ListOffsets requests the compacted run sent.
 
 Usage: python benchmarks/client_throughput.py [--records N] [--sync-records N] [--seed S]
 """
@@ -42,6 +45,18 @@ def timed(action: Callable[[], int]) -> float:
 def report(what: str, ordered: float, stock: float) -> None:
     print(f"{what:<34} ordered {ordered:>9,.0f} rec/s   kafka-python {stock:>9,.0f} rec/s   "
           f"ratio {ordered / stock:.2f}")
+
+
+def count_calls(name: str) -> Callable[[], int]:
+    """Counts the calls §9's tombstones make to `name` from here on (the module-level request helper)."""
+    import chaoskit.client.tombstones as module
+    real, calls = getattr(module, name), [0]
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        return real(*args, **kwargs)
+    setattr(module, name, counted)
+    return lambda: calls[0]
 
 
 def main() -> None:
@@ -104,6 +119,24 @@ def main() -> None:
                 consumer.close()
                 return seen
             report(f"consume, one-member group ({n:,})", timed(read_ordered), timed(read_stock))
+
+            n = args.sync_records
+            with AdminClient(boot) as admin, OrderedProducer(boot) as producer:
+                for name, config in (("grown-c", {"cleanup.policy": "compact"}), ("grown-p", {})):
+                    admin.create_topic(name, 2, 3, config)
+                    cluster.wait_until_replicated(name)
+                    producer.send_many(name, [(k, payload) for k in sorted(set(keys))])  # old values to remove
+                    admin.expand(name, 4)
+                    cluster.wait_until_replicated(name)
+            rates, asked = {}, count_calls("list_offset")
+            for name in ("grown-c", "grown-p"):
+                with OrderedProducer(boot) as producer:
+                    rates[name] = timed(lambda: len([producer.send(name, keys[i], payload) for i in range(n)]))
+                    if name == "grown-c":
+                        tombstones, list_offsets = len(producer.tombstones_sent), asked()
+            print(f"{'KIP-253 §9, synchronous (' + f'{n:,}' + ')':<34} compacted {rates['grown-c']:>9,.0f}/s   "
+                  f"plain {rates['grown-p']:>9,.0f}/s   ratio {rates['grown-c'] / rates['grown-p']:.2f}   "
+                  f"tombstones {tombstones:,}, ListOffsets {list_offsets:,}")
 
 
 if __name__ == "__main__":

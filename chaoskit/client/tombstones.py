@@ -21,6 +21,12 @@ when there is an old value of K1 left to remove. Readers must not take it for a 
 (it may reach them after K1's new value on P1), so it carries the header `MOVED_HEADER`, which the
 KIP does not define, and the ordered consumer reads past it without delivering it. A stock reader
 sees a delete; a record of the same key on P1 written after it still stands.
+
+At the rate it needs: one tombstone per (key, P2) is enough (compaction keeps a key's latest record,
+and nothing writes K1 to P2 again), so it goes again only after its send failed or P2's leader
+changed (an acks=0 record a leader took may be lost with it). Once P2's log start has passed the
+threshold it never comes back below it, so P2 is not asked again; until then its start is asked
+(ListOffsets) only when a tombstone is about to go.
 """
 from __future__ import annotations
 
@@ -47,6 +53,8 @@ class CompactionTombstones:
     def __init__(self, view: ClusterView, send_unacked: SendUnacked) -> None:
         self.view, self.send_unacked = view, send_unacked
         self._thresholds: dict[tuple[str, int], tuple[int, int] | None] = {}  # (topic, P1) -> (P2, threshold)
+        self._sent: dict[tuple[str, int, bytes], int] = {}  # (topic, P2, key) -> P2's leader epoch when sent
+        self._cleared: set[tuple[str, int]] = set()  # (topic, P2) whose log start passed the threshold
 
     def after_send(self, info: TopicInfo, partition: int, key: bytes | None) -> int | None:
         """Called after a record with `key` was acknowledged on `partition`; the P2 a tombstone went to, if any."""
@@ -58,11 +66,17 @@ class CompactionTombstones:
         if found is None:
             return None
         old, threshold = found
-        leader = info.partitions[old].leader
-        earliest = list_offset(self.view.connection(leader), info.name, old, EARLIEST)
-        if earliest.error_code != ErrorCode.NONE or earliest.offset > threshold:
-            return None  # P2 no longer holds anything written before P1 existed: nothing to remove
-        self.send_unacked(info.name, old, key)
+        part = info.partitions[old]
+        if (info.name, old) in self._cleared or self._sent.get((info.name, old, key)) == part.leader_epoch:
+            return None  # nothing left there to remove, or this key's tombstone went to this leader
+        earliest = list_offset(self.view.connection(part.leader), info.name, old, EARLIEST)
+        if earliest.error_code != ErrorCode.NONE:
+            return None
+        if earliest.offset > threshold:
+            self._cleared.add((info.name, old))  # P2 no longer holds anything written before P1 existed
+            return None
+        self.send_unacked(info.name, old, key)  # a failure raises: not marked sent, tried again next time
+        self._sent[(info.name, old, key)] = part.leader_epoch
         return old
 
     def _threshold(self, info: TopicInfo, partition: int) -> tuple[int, int] | None:
