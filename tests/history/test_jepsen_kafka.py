@@ -417,6 +417,17 @@ def test_cycles_of_2_to_6_are_found_and_near_misses_are_not(tmp_path: Path, n: i
         assert broken.valid is True and broken.counts["anomalies"] == 0 and broken.counts.get("allowed") == 0
 
 
+def test_spark_finds_the_cycles_the_local_engine_finds(spark, tmp_path: Path):
+    """Rings of reads (G1c) and of writes (G0, allowed), whole and broken, side by side: the same
+    results on Spark, whose edges come to the driver as Arrow columns."""
+    names = ["G0", "G1c", "G0-realtime", "G1c-realtime"]
+    history = _side_by_side([load(tmp_path, ring(n, kind, broken), f"{kind}{n}{broken}.edn")
+                             for kind in ("read", "write") for n, broken in ((3, False), (4, True))])
+    local = {n: r.to_json() for n, r in run_checks(history, names, engine="local").results.items()}
+    assert local["G1c"]["valid"] is False and local["G0"]["counts"]["allowed"] == 1
+    assert {n: r.to_json() for n, r in run_checks(history, names, engine="spark").results.items()} == local
+
+
 def test_cycles_run_only_where_there_are_transactions(tmp_path: Path):
     plain = load(tmp_path, CASES[0][1], "plain.edn")
     assert "G1c" not in run_checks(plain, engine="local").results
