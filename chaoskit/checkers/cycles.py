@@ -58,10 +58,11 @@ class Graph:
         if src != dst:
             self.edges.setdefault((src, dst, kind), Edge(src, dst, kind, why))
 
-    def restricted(self, kinds: frozenset[str]) -> dict[Any, list[Edge]]:
+    def restricted(self, kinds: frozenset[str], within: set[Any] | None = None) -> dict[Any, list[Edge]]:
+        """The edges of `kinds` (between vertices of `within`, when given) as successor lists."""
         out: dict[Any, list[Edge]] = {}
         for e in self.edges.values():
-            if e.kind in kinds:
+            if e.kind in kinds and (within is None or (e.src in within and e.dst in within)):
                 out.setdefault(e.src, []).append(e)
                 out.setdefault(e.dst, [])
         for succ in out.values():
@@ -144,8 +145,11 @@ def _path(succ: dict[Any, list[Edge]], within: set[Any], start: Any, goal: Any, 
 def find(graph: Graph) -> dict[str, list[list[Edge]]]:
     """{anomaly: cycles}, each cycle its edges in order (the last one's dst is the first one's src)."""
     found: dict[str, list[list[Edge]]] = {}
+    # a cycle of any kind lies inside one strongly connected component of the graph of every edge:
+    # the searches need look only at those components' vertices (on a clean history, none)
+    suspects = {v for comp in components(graph.restricted(frozenset({WW, WR, RT}))) for v in comp}
     for name, (kinds, need) in KINDS.items():
-        succ = graph.restricted(kinds)
+        succ = graph.restricted(kinds, suspects)
         cycles = []
         for comp in components(succ):
             within = set(comp)
