@@ -7,11 +7,12 @@ caught as `unseen`. Both sides send KIP-694's request: the partitions to delete 
 active controller fails as the topic grows and as the delay ends (the removal is finished by the
 next one).
 
-`test_reduction_of_a_topic_without_ordered_delivery` (nightly) runs the same story on a topic that sets
-`enable.ordered.delivery=false`: KIP-253's partition count check is off there, so the broker's
-refusal of a Produce to a ReadOnly partition (KIP-694) is all that keeps a producer whose metadata
-is a few seconds old from writing to a partition being removed: `write-to-readonly` catches its
-absence (`chaoskit explore` found this; docs/verdicts.md).
+`test_a_stale_producer_is_refused_a_readonly_partition` tells the story `chaoskit explore` found
+and shrank to one step (docs/verdicts.md): on a topic that sets `enable.ordered.delivery=false`,
+KIP-253's partition count check is off, so the broker's refusal of a Produce to a ReadOnly
+partition (KIP-694) is all that keeps a producer whose metadata is a few seconds old from writing
+to a partition being removed. The `stale-shrink` step grows the topic, freezes the clients'
+metadata and shrinks it back: `write-to-readonly` catches the refusal's absence.
 """
 from __future__ import annotations
 
@@ -70,15 +71,20 @@ def test_reduction_loses_nothing(chaos):
     chaos.expect(_run(chaos, 40), unpatched={"unseen"}, evidence=chaos.pick(**EVIDENCE))
 
 
-# patched only: the unpatched side removes at once whatever the topic's setting, as the case above shows;
-# nightly: a producer held on a ReadOnly partition until the removal may leave no displaced send to
-# judge (unknown, seed 2027285540), and CI time
-@pytest.mark.nightly
-@pytest.mark.chaos(faults=mix([], LEADER_ISOLATION, mean_interval_s=5), workload="keyed-sequences", duration=20,
-                   epic="KIP-694", feature="partition reduction of a topic without ordered delivery",
-                   severity="normal", guarantee="kip694-mode-awareness", profiles=("patched",))
-def test_reduction_of_a_topic_without_ordered_delivery(chaos):
-    result = _run(chaos, 40, config={"enable.ordered.delivery": "false"})
+# the explore's shrunk schedule: one stale-shrink (a growth by 2, records on it, the clients' metadata
+# frozen, the shrink back; the removal 3 s later, time for the group to read what the growth took)
+STALE_SHRINK = [{"at": 0.25, "fault": "stale-shrink", "target": "client", "window_s": 4.0,
+                 "params": {"topic": TOPIC, "grow": 2, "delay_ms": 3000}}]
+
+
+# patched only: the unpatched side removes at once whatever the topic's setting, as the case above shows
+@pytest.mark.chaos(faults=mix(STALE_SHRINK, {}), workload="keyed-sequences", duration=14, epic="KIP-694",
+                   feature="a stale producer and a topic without ordered delivery", severity="normal",
+                   guarantee="kip694-mode-awareness", profiles=("patched",))
+def test_a_stale_producer_is_refused_a_readonly_partition(chaos):
+    result = chaos.run(topics=[Topic(TOPIC, 4, config={"enable.ordered.delivery": "false"})],
+                       broker_config=REMOVAL, controller_config=REMOVAL, drain_timeout_s=20,
+                       workload_options={"producers": 2, "consumers": 1, "keys": 40, "rate": 40})
     chaos.expect(result, evidence=EVIDENCE["patched"])
 
 

@@ -310,10 +310,22 @@ CASES = [
                                         op("invoke", 2, "txn", "[[:send 2 2]]"),
                                         op("ok", 1, "txn", "[[:send 0 [0 1]] [:poll {2 [[0 2]]}]]"),
                                         op("ok", 2, "txn", "[[:send 2 [0 2]]]")], "G1c-realtime", 0, {}),
+    # one op sending one value to two keys (Jepsen's values are unique per key only): each send its own
+    ("one-value-to-two-keys-is-clean", txn(0, "ok", "[[:send 0 [0 1]] [:send 2 [3 1]]]")
+     + poll(5, {0: [(0, 1)], 2: [(3, 1)]}), "duplicate", 0, {}),
+    ("one-value-to-two-keys-proven-info-conflicts", txn(0, "info", "[[:send 0 [0 1]] [:send 2 1]]")
+     + send(1, 0, 2, 0) + poll(5, {2: [(5, 1)]}), "inconsistent-offsets", 1, {"offset": 0, "values": ["1", "2"]}),
     ("inconsistent-unproven-info-is-not", send(0, 0, 1, 0) + txn(1, "info", "[[:send 0 [0 2]]]")
      + poll(5, {0: [(0, 1)]}), "inconsistent-offsets", 0, {}),
     ("poll-skip", SEND_0_1_2 + poll(5, {0: [(0, 1)]}) + poll(5, {0: [(2, 3)]}), "poll-skip", 1,
      {"from_offset": 0, "to_offset": 2, "missed": 1, "process": 5}),
+    # every completed poll is judged against the last ok one; a failed or indeterminate one moves nothing on
+    ("poll-skip-by-a-failed-poll", SEND_0_1_2 + poll(5, {0: [(0, 1)]}) + failed_poll(5, "info", {0: [(2, 3)]}),
+     "poll-skip", 1, {"from_offset": 0, "to_offset": 2, "missed": 1}),
+    ("poll-skip-judged-from-the-last-ok-poll", SEND_0_1_2 + poll(5, {0: [(0, 1)]}) + failed_poll(5, "fail", {0: [(1, 2)]})
+     + poll(5, {0: [(1, 2), (2, 3)]}), "poll-skip", 0, {}),
+    ("nonmonotonic-poll-by-a-failed-poll", SEND_0_1_2 + poll(5, {0: [(0, 1), (1, 2)]})
+     + failed_poll(5, "fail", {0: [(0, 1)]}), "nonmonotonic-poll", 1, {"from_offset": 1, "to_offset": 0}),
     ("poll-skip-kept-by-assign", SEND_0_1_2 + poll(5, {0: [(0, 1)]}) + assign(5, [0, 1]) + poll(5, {0: [(2, 3)]}),
      "poll-skip", 1, {"missed": 1}),
     ("poll-skip-forgotten-by-assign", SEND_0_1_2 + poll(5, {0: [(0, 1)]}) + assign(5, [1]) + poll(5, {0: [(2, 3)]}),

@@ -149,10 +149,13 @@ def _groups(items: Iterable[Any], by: Callable[[Any], Any]) -> dict[Any, list[An
 
 
 def _pairs(t: Tables, items: list[Any], within: bool, at: Callable[[Any], Any],
-           excused: set[tuple[int, Key]] = frozenset()) -> list[tuple[Any, Any]]:
+           excused: set[tuple[int, Key]] = frozenset(), advances: Callable[[Any], bool] | None = None
+           ) -> list[tuple[Any, Any]]:
     """Consecutive pairs (by `at`) of reads or sends of one key: inside one Jepsen op (`within`;
     not for a key `excused` in that op), or the last of a process's previous op touching the key
-    and the first of its next (while no assign/subscribe between them left the key out)."""
+    and the first of its next (while no assign/subscribe between them left the key out). With
+    `advances`, only the ops it holds true of are "previous" ones: Jepsen judges a failed or
+    indeterminate poll against the last ok one, and only an ok poll moves the consumer on."""
     pairs = []
     if within:
         for (g, topic, p), xs in _groups(items, lambda x: (x.group, x.topic, x.partition)).items():
@@ -161,11 +164,13 @@ def _pairs(t: Tables, items: list[Any], within: bool, at: Callable[[Any], Any],
                 pairs += list(zip(xs, xs[1:]))
         return pairs
     for (proc, topic, p), xs in _groups(items, lambda x: (x.process, x.topic, x.partition)).items():
-        ops = sorted(_groups(xs, lambda x: x.group).values(), key=lambda g: min(map(at, g)))
-        for a, b in zip(ops, ops[1:]):
-            last, first = max(a, key=at), min(b, key=at)
-            if _kept(t.assigns, proc, (topic, p), _index(last), _index(first)):
+        last = None
+        for op in sorted(_groups(xs, lambda x: x.group).values(), key=lambda g: min(map(at, g))):
+            first = min(op, key=at)
+            if last is not None and _kept(t.assigns, proc, (topic, p), _index(last), _index(first)):
                 pairs.append((last, first))
+            if advances is None or advances(op[0]):
+                last = max(op, key=at)
     return pairs
 
 
@@ -186,7 +191,12 @@ def _steps(t: Tables, pairs: list[tuple[Any, Any]]) -> Iterable[tuple[Any, Any, 
 
 def _poll_rows(t: Tables, within: bool, skip: bool) -> tuple[list[Row], int]:
     excused = {(a.group, tp) for a in t.assigns if a.rebalance for tp in a.partitions}
-    pairs = _pairs(t, t.deliveries, within, lambda d: (d.index, d.pos), excused)
+    if within:
+        pairs = _pairs(t, t.deliveries, within, lambda d: (d.index, d.pos), excused)
+    else:  # every completed poll is judged, the ok ones alone move a process on
+        ok = {id(d) for d in t.deliveries}
+        pairs = _pairs(t, [*t.deliveries, *t.failed_reads], within, lambda d: (d.index, d.pos),
+                       advances=lambda d: id(d) in ok)
     rows, steps = [], 0
     for _a, _b, delta, row in _steps(t, pairs):
         steps += 1

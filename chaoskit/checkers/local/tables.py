@@ -120,7 +120,7 @@ def group_of(op: Op) -> int:
 
 def build(ops: Iterable[Op]) -> Tables:
     t = Tables()
-    pending: dict[tuple[Any, str | None], Send] = {}
+    pending: dict[tuple[Any, str | None, Any, int | None], Send] = {}
     made = Incarnations()  # a partition removed and made again is another partition (history/incarnations.py)
     named = made.partition
     for op in in_order(ops):
@@ -130,13 +130,15 @@ def build(ops: Iterable[Op]) -> Tables:
             t.txn_rows.append((op.get("process"), op.get("jepsen_op"), idx, kind))
         t.subscribed = t.subscribed or f == "subscribe" or op.get("jepsen_f") == "subscribe"
         if f == "send":
-            k = (op.get("process"), value_text(op.get("value")))
+            # an invoke and its completion: one process, one value, one topic, and the partition when the
+            # invoke names one (a Jepsen op may send one value to several keys; ours name none)
+            k = (op.get("process"), value_text(op.get("value")), op.get("topic") or "")
             if kind == "invoke":
-                send = Send(k[0], k[1], op.get("key"), op.get("topic") or "", idx, invoke_ns=op.get("time_ns"))
-                pending[k] = send
+                send = Send(k[0], k[1], op.get("key"), k[2], idx, invoke_ns=op.get("time_ns"))
+                pending[(*k, op.get("partition"))] = send
                 t.sends.append(send)
-            elif k in pending and pending[k].status is None:
-                s = pending[k]
+            elif (s := pending.get((*k, op.get("partition"))) or pending.get((*k, None))) is not None \
+                    and s.status is None:
                 s.status, s.partition, s.offset, s.done_index = kind, named(s.topic, op.get("partition")), \
                     op.get("offset"), idx
                 s.group, s.done_ns = group_of(op), op.get("time_ns")

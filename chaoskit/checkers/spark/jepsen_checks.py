@@ -164,9 +164,16 @@ def _pairs(t: SparkTables, items: Any, within: bool, at: list[str], excused: Any
         return pairs.select("process", "topic", "partition", "index", "v1", F.col("value").alias("v2"))
     key = ["process", "topic", "partition"]
     point = F.struct(*at, "value", F.col("index").alias("_index"))
-    ops = items.groupBy(*key, "group").agg(F.min(point).alias("first"), F.max(point).alias("last"))
     w = Window.partitionBy(*key).orderBy("first")
-    pairs = ops.withColumn("prev", F.lag("last").over(w)).filter(F.col("prev").isNotNull())
+    if "ok" in items.columns:  # only an ok op moves a process on; every op is judged (local `advances`)
+        ops = items.groupBy(*key, "group").agg(F.min(point).alias("first"), F.max(point).alias("last"),
+                                               F.max(F.col("ok").cast("int")).alias("ok"))
+        prev = F.last(F.when(F.col("ok") == 1, F.col("last")), ignorenulls=True).over(
+            w.rowsBetween(Window.unboundedPreceding, -1))
+    else:
+        ops = items.groupBy(*key, "group").agg(F.min(point).alias("first"), F.max(point).alias("last"))
+        prev = F.lag("last").over(w)
+    pairs = ops.withColumn("prev", prev).filter(F.col("prev").isNotNull())
     a = _assigns(t).filter(~F.col("rebalance")).select(F.col("process").alias("a_process"),
                                                         F.col("index").alias("a_index"), "named")
     dropped = ((F.col("a_process") == F.col("process")) & (F.col(f"prev.{at[0]}") < F.col("a_index"))
@@ -192,7 +199,12 @@ def _poll_steps(t: SparkTables, within: bool) -> Any:
     F = t.F
     excused = (_assigns(t).filter(F.col("rebalance")).select("group", F.explode("named").alias("tp"))
                .select("group", F.col("tp.topic").alias("topic"), F.col("tp.partition").alias("partition")).distinct())
-    pairs = _pairs(t, _deliveries(t), within, ["index", "pos"], excused if within else None)
+    if within:
+        pairs = _pairs(t, _deliveries(t), within, ["index", "pos"], excused)
+    else:  # every completed poll judged, the ok ones alone moving a process on
+        failed = t.failed_reads.join(_groups(t).select("index", "group"), ["index"])
+        items = _deliveries(t).withColumn("ok", t.F.lit(True)).unionByName(failed.withColumn("ok", t.F.lit(False)))
+        pairs = _pairs(t, items, within, ["index", "pos"])
     return _cached(t, f"poll_steps_{within}", lambda: _steps(t, pairs))
 
 

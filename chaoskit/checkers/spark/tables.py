@@ -59,18 +59,22 @@ class SparkTables:
         # join to the first deliveries (also by value) then move no row again
         send_ops = ops.filter(F.col("f") == "send")
         invokes = send_ops.filter(F.col("type") == "invoke").repartition("value").select(
-            "process", "value", "key", "topic", "index", F.col("time_ns").alias("invoke_ns"))
-        # each (process, value)'s first completion; min_by over fixed-width columns keeps it a hash
+            "process", "value", "key", "topic", F.col("partition").alias("i_partition"), "index",
+            F.col("time_ns").alias("invoke_ns"))
+        # each (process, value, topic, partition)'s first completion (a Jepsen op may send one value to
+        # several keys; the local engine pairs alike); min_by over fixed-width columns keeps it a hash
         # aggregate (a min of a struct holding text would sort every send)
         status = F.when(F.col("type") == "ok", 0).when(F.col("type") == "fail", 1).otherwise(2)
-        done = (send_ops.filter(F.col("type") != "invoke").repartition("value").groupBy("process", "value")
-                .agg(F.min_by(status, "index").alias("status"), F.min_by("partition", "index").alias("partition"),
-                     F.min_by("offset", "index").alias("offset"), F.min("index").alias("done_index"),
-                     F.min_by("time_ns", "index").alias("done_ns"))
+        done = (send_ops.filter(F.col("type") != "invoke").repartition("value")
+                .groupBy("process", "value", F.coalesce("topic", F.lit("")).alias("d_topic"), "partition")
+                .agg(F.min_by(status, "index").alias("status"), F.min_by("offset", "index").alias("offset"),
+                     F.min("index").alias("done_index"), F.min_by("time_ns", "index").alias("done_ns"))
                 .withColumn("status", F.element_at(F.array(*map(F.lit, ("ok", "fail", "info"))), F.col("status") + 1))
                 .withColumnsRenamed({"process": "d_process", "value": "d_value"}))
-        sends = invokes.join(done.hint("shuffle_hash"), (F.col("value") == F.col("d_value")) & _residual(
-            F.col("process") == F.col("d_process")), "left").drop("d_process", "d_value")
+        paired = (F.col("process") == F.col("d_process")) & (F.coalesce("topic", F.lit("")) == F.col("d_topic")) & (
+            F.col("i_partition").isNull() | (F.col("i_partition") == F.col("partition")))
+        sends = invokes.join(done.hint("shuffle_hash"), (F.col("value") == F.col("d_value")) & _residual(paired),
+                             "left").drop("d_process", "d_value", "d_topic", "i_partition")
         # each value's first delivery: what key-order orders by, and which acked values were read
         first = _first_deliveries(self.deliveries, self.kept)
         # the sends with their value's first delivery (null: never delivered), joined once for both uses
