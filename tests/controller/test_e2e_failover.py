@@ -130,3 +130,42 @@ def test_killed_mid_removal(cluster: LocalCluster, admin: AdminClient, kip: Any,
              cluster.controller(2).log_path)
     kip.wait_consistent(cluster, topic)
     assert sorted(admin.topic(topic).partitions) == [0, 1]
+
+
+def test_a_consumer_following_the_seeds_steps_literally_takes_an_open_epochs_end_as_its_threshold(
+        cluster: LocalCluster, admin: AdminClient, kip: Any):
+    """Why chaoskit's consumer does more than KIP-253's steps (conformance row 24). chaoskit's
+    controller writes the new partitions (with `leaderEpochAfterCreation`) before it bumps the older
+    partitions' epochs, where the seed bumps first and waits for every LeaderAndIsr answer. Stopped
+    between the two, a consumer that follows the seed's consumer steps literally reads P2's map,
+    asks P2's blocker P0 for the end of that epoch and gets P0's log end: the epoch is still open,
+    producers with the old count keep writing P0 under it, and the end it took is not the end the
+    epoch gets. chaoskit's consumer takes the threshold only once its metadata shows P0's epoch moved
+    past the map's and asks with that current epoch (client/consumer.py `_expansion_gate`)."""
+    from chaoskit.protocol.requests import epoch_end
+    from chaoskit.protocol.wire_client import WireClient
+
+    topic = "literal"
+    admin.create_topic(topic, 2, 3)
+    cluster.wait_until_replicated(topic)
+    assert kip.produce(cluster, admin, topic, 0, [b"before-%d" % i for i in range(3)], undeleted=2).error_code == 0
+    leader = cluster.broker(admin.topic(topic).partitions[0].leader)
+    since = arm(cluster, "expansion.after-create")
+    admin.create_partitions({topic: 4}, timeout_ms=1000)  # the controller stops after the creation
+    taken: dict[str, Any] = {}
+
+    def literal_consumer_steps() -> None:
+        old_epoch = admin.epoch_maps(topic, [2])[2].after_creation[0]  # KIP-253 4.1-4.3, for P1 = 2, P3 = 0
+        with WireClient(*leader.address) as c:
+            end = epoch_end(c, topic, 0, old_epoch)
+        taken.update(epoch=old_epoch, threshold=end.end_offset, answered_epoch=end.leader_epoch)
+        # a producer that has not heard of the expansion: the old count, accepted under the old epoch
+        assert kip.produce(cluster, admin, topic, 0, [b"late-%d" % i for i in range(4)], undeleted=2).error_code == 0
+
+    kill_at(cluster, "expansion.after-create", since, literal_consumer_steps)
+    kip.wait_consistent(cluster, topic)
+    with WireClient(*cluster.broker(admin.topic(topic).partitions[0].leader).address) as c:
+        closed = epoch_end(c, topic, 0, taken["epoch"])
+    assert taken["answered_epoch"] == taken["epoch"], "the epoch was still open when the literal steps asked"
+    assert closed.end_offset == taken["threshold"] + 4, (taken, closed)  # the epoch ended past what it took
+    assert admin.topic(topic).partitions[0].leader_epoch > taken["epoch"]
