@@ -270,6 +270,7 @@ def _story(fault: str, weight: float, lo: float, hi: float, params: Callable[[ra
 UNCLEAN = {"unclean.leader.election.enable": "true"}
 MIN_ISR = {"min.insync.replicas": "2"}  # every acks=all write held by two in-sync replicas
 MIN_ISR_GUARDED = {**UNCLEAN, **MIN_ISR}
+UNUSED_INTERNAL = ("__transaction_state", "__share_group_state")  # no transactions or share groups here
 STALE_SHRINK = {"enable.ordered.delivery": "false"}  # KIP-253's count check off: the refusal alone guards
 
 
@@ -320,6 +321,11 @@ def builtin_kinds() -> dict[str, StepKind]:
         # freeze and the shrink: the search drew that sequence in 1 of 3 10-minute explores)
         StepKind("stale-shrink", 0.6, _stale_shrink_draw, _stale_shrink_check, _stale_shrink_apply, hold_s=8.0,
                  settings=STALE_SHRINK),
+        # the back door round KAFKA-20029's guardrail: an unused internal topic asked for with a count not its
+        # configured one (never __consumer_offsets: deleting it mid-search would only cost the group its offsets)
+        StepKind("recreate-topics", 0.1, lambda rng, model, t: Step(
+            "recreate-topics", t, 1.0, "client", {"topics": {rng.choice(UNUSED_INTERNAL): rng.choice([1, 2, 3])}},
+            rng.getrandbits(31))),
     ]
     return {k.fault: k for k in kinds}
 

@@ -31,15 +31,21 @@ RETRY_S = 30.0
 PROBE_GROUPS = 8  # groups on 8 partitions of 5 or more: most land elsewhere when the count changes
 
 
+def topic_counts(fault: str, params: Mapping[str, Any]) -> Mapping[str, int]:
+    """A fault's `topics` param, {name: partition count}; ValueError saying the form."""
+    topics = params.get("topics")
+    if not isinstance(topics, Mapping) or not topics or \
+            not all(isinstance(n, str) and isinstance(c, int) and c > 0 for n, c in topics.items()):
+        raise ValueError(f"{fault}: topics must map topic names to partition counts, got {topics!r}")
+    return topics
+
+
 class ExpandBatchFault(WindowedFault):
     name = "expand-batch"
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         check_params(self.name, params, {"topics", "restart", "probe_s"})
-        topics = params.get("topics")
-        if not isinstance(topics, Mapping) or not topics or \
-                not all(isinstance(n, str) and isinstance(c, int) and c > 0 for n, c in topics.items()):
-            raise ValueError(f"{self.name}: topics must map topic names to new partition counts, got {topics!r}")
+        topics = topic_counts(self.name, params)
         probe_s = params.get("probe_s", 0)
         if not isinstance(probe_s, (int, float)) or probe_s < 0:
             raise ValueError(f"{self.name}: probe_s must be a number of seconds >= 0, got {probe_s!r}")

@@ -1,0 +1,95 @@
+"""`recreate-topics`: topics deleted and created again by a stock AdminClient (kafka-python's
+KafkaAdminClient), as an operator's tooling would, while the run's other faults play.
+
+Aimed at internal coordinator topics: Apache Kafka's broker deletes them on request, and a broker
+that then created one with another partition count would place its keys by another modulus, a
+way round KAFKA-20029's guardrail; chaoskit's broker creates one only with its configured count.
+Params: `topics`, {name: count to ask for}; `delete` (true: each topic is deleted first, and its
+deletion waited for up to RETRY_S).
+
+It records an op per topic (process "admin", f "recreate"): invoke, then ok, or fail with the
+broker's error. The window's start raises, naming the refused topics, when any was refused, so a
+suite says which profile must refuse the step (`refused=`) and reads the per-topic ops for the rest.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from chaoskit.cluster.waiting import NotReady, wait_for
+from chaoskit.nemesis.base import WindowedFault, check_params
+from chaoskit_plugins.faults.expand_batch import topic_counts
+
+RETRY_S = 30.0
+
+
+class RecreateTopicsFault(WindowedFault):
+    name = "recreate-topics"
+
+    def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
+        from kafka.admin import KafkaAdminClient
+
+        check_params(self.name, params, {"topics", "delete"})
+        topics = topic_counts(self.name, params)
+        admin = KafkaAdminClient(bootstrap_servers=self.context.cluster.bootstrap_servers,
+                                 client_id="chaoskit-recreate-topics", request_timeout_ms=10_000)
+        try:
+            if params.get("delete", True):
+                self._delete(admin, sorted(topics))
+            refused = self._create(admin, dict(topics))
+        finally:
+            admin.close()
+        if refused:
+            raise RuntimeError(f"{self.name}: refused {', '.join(f'{t} ({w})' for t, w in sorted(refused.items()))}")
+        return {"topics": dict(topics)}
+
+    def _delete(self, admin: Any, names: list[str]) -> None:
+        """Each topic deleted (one already gone counts), its deletion waited for."""
+        admin.delete_topics(names, raise_errors=False)
+
+        def gone() -> bool:
+            return not set(names) & set(admin.list_topics())
+        try:
+            wait_for(gone, RETRY_S, f"{', '.join(names)} deleted", interval=0.5)
+        except NotReady:
+            pass  # a creation then answers TOPIC_ALREADY_EXISTS, recorded as such
+
+    def _create(self, admin: Any, topics: dict[str, int]) -> dict[str, str]:
+        from kafka import errors as Errors
+        from kafka.admin import NewTopic
+
+        for topic, count in topics.items():
+            self._record({"type": "invoke", "topic": topic, "value": {"count": count}})
+        replicas = min(3, len(self.context.cluster.brokers))
+        outcome: dict[str, tuple[int | None, str | None]] = {}
+        pending = dict(topics)
+
+        def attempt() -> bool:
+            # a deleted topic lingers in ZooKeeper until every replica deleted it (Kafka's deletion is
+            # asynchronous too): TOPIC_ALREADY_EXISTS is asked again, as an operator would
+            answer = admin.create_topics([NewTopic(t, c, replicas) for t, c in pending.items()], raise_errors=False)
+            for t in answer["topics"]:
+                outcome[t["name"]] = (t["error_code"], t.get("error_message"))
+                if t["error_code"] != Errors.TopicAlreadyExistsError.errno:
+                    pending.pop(t["name"], None)
+            return not pending
+        try:
+            wait_for(attempt, RETRY_S, f"{', '.join(sorted(topics))} created again", interval=0.5)
+        except NotReady:
+            pass  # still there: recorded as refused with TOPIC_ALREADY_EXISTS
+        refused = {}
+        for topic, count in topics.items():
+            code, message = outcome.get(topic, (None, "no answer"))
+            if code == 0:
+                self._record({"type": "ok", "topic": topic, "value": {"count": count}})
+                continue
+            why = f"{Errors.for_code(code).__name__}: {message}" if code is not None else message
+            refused[topic] = why
+            self._record({"type": "fail" if code is not None else "info", "topic": topic, "value": {"count": count},
+                          "error": why})
+        return refused
+
+    def stop(self, state: dict[str, Any]) -> None:
+        return None  # a topic made is not taken back
+
+    def _record(self, op: dict[str, Any]) -> None:
+        self.record({"process": "admin", "f": "recreate", **op})
