@@ -203,8 +203,9 @@ def test_kip253_section9_tombstones_keep_a_moved_and_deleted_key_gone(cluster: L
                     stock.send(topic, key=step[0], value=step[1], partition=lp(step[0], 2, count)).get(timeout=10)
             stock.close()
             sent[topic] = producer.tombstones_sent
-    # every write on P1 sends one (the filler's keys on P1 too: a producer cannot know they never were on P2)
-    assert [t for t in sent.pop("section9") if t[2] == moved] == [("section9", 0, moved)] * 2
+    # one per key and old partition, however often the key is written on P1 (the filler's keys on P1 get
+    # theirs too: a producer cannot know they never were on P2)
+    assert [t for t in sent.pop("section9") if t[2] == moved] == [("section9", 0, moved)]
     assert sent == {"section9-stock": [], "section9-delete": []}
 
     def holds_k(topic: str) -> list[tuple[int, bytes | None]]:
