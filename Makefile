@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup test demo bench clean distclean
+.PHONY: setup test demo bench tansu clean distclean
 
 setup:
 	@bash scripts/setup.sh
@@ -18,6 +18,10 @@ demo: setup
 
 bench: setup
 	@bash scripts/bench.sh
+
+# a broker nobody here wrote, built once per machine into the user's cache (never by test or demo)
+tansu:
+	@bash scripts/tansu.sh
 
 clean:
 	rm -rf reports/runs reports/allure-results reports/nightly .pytest_cache .hypothesis

@@ -55,6 +55,12 @@ def chaoskit_add_steps() -> Factories:
 
 
 @hookspec
+def chaoskit_add_brokers() -> Factories:
+    """Brokers by name, each factory taking no arguments and returning a
+    chaoskit.cluster.brokers.BrokerKind (its title, capabilities, storage engines and cluster)."""
+
+
+@hookspec
 def chaoskit_run_start(run: LiveRun) -> None:
     """Called once a run's cluster is up, before workload and faults begin."""
 

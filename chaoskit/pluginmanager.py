@@ -10,7 +10,7 @@ import pluggy
 
 from chaoskit import hookspecs
 
-KINDS = ("faults", "workloads", "clients", "checks", "steps")
+KINDS = ("faults", "workloads", "clients", "checks", "steps", "brokers")
 
 
 class PluginConflict(RuntimeError):
@@ -58,6 +58,18 @@ def lookup_all(kind: str, names: list[str], pm: pluggy.PluginManager | None = No
         raise ValueError(f"no {kind[:-1]} named {', '.join(map(repr, unknown))}; "
                          f"installed: {', '.join(sorted(factories)) or 'none'}")
     return {n: factories[n] for n in names}
+
+
+def broker_kind(name: str | None, pm: pluggy.PluginManager | None = None) -> Any:
+    """The broker registered as `name` (chaoskit's own when None): a chaoskit.cluster.brokers.BrokerKind;
+    ValueError naming the installed ones."""
+    from chaoskit.cluster.brokers import DEFAULT
+
+    return lookup("brokers", name or DEFAULT, pm)()
+
+
+def broker_names(pm: pluggy.PluginManager | None = None) -> list[str]:
+    return sorted(collect(pm or get_plugin_manager(), "brokers"))
 
 
 # --- `chaoskit plugins` ----------------------------------------------------------------------------

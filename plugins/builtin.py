@@ -47,3 +47,11 @@ def chaoskit_add_steps() -> Factories:
     from chaoskit.explore.grammar import builtin_kinds
 
     return builtin_kinds()
+
+
+@hookimpl
+def chaoskit_add_brokers() -> Factories:
+    from chaoskit.cluster.brokers import own_broker
+    from chaoskit_plugins.brokers.tansu_cluster import tansu_broker
+
+    return {"chaoskit": own_broker, "tansu": tansu_broker}

@@ -20,10 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit import Topic, admin_step, mix
 from chaoskit.run.mixes import controller_failover
 from chaoskit.history.reader import History
 from chaoskit.protocol.topics import COORDINATOR_TOPICS
+
+pytestmark = pytest.mark.chaos_needs(caps.GUARDRAIL)  # skipped, with the reason, on a broker without it
 
 OFFSETS = "__consumer_offsets"
 # the internal topics that exist only to be named (no transactions or share groups here) and an ordinary one

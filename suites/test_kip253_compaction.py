@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import pytest
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit import Topic, admin_step, mix
 from chaoskit.run.mixes import CONTROLLER_FAULTS, TOPIC, controller_failover
+
+pytestmark = pytest.mark.chaos_needs(caps.KIP253)  # skipped, with the reason, on a broker without it
 
 # small segments and a quick cleaner, so compaction passes every partition many times in a run;
 # it trails the writes by about 6 s (the lag, a segment to fill, a pass), so the topic grows early

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import pytest
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit import Topic, admin_step, mix
 from chaoskit.history.incarnations import recreations
 from chaoskit.history.reader import History
 from chaoskit.run.mixes import (BROKER_KILLS, CONTROLLER_FAULTS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS, TOPIC,
                                 combine, controller_failover)
+
+pytestmark = pytest.mark.chaos_needs(caps.KIP253)  # skipped, with the reason, on a broker without it
 
 # created with 4: KIP-253 never goes below the initial count, so the topic grows to 8 first; then
 # partitions 6 and 7 are deleted (patched: marked, drained, then gone) once one of them holds

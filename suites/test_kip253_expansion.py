@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import pytest
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit import Topic, admin_step, mix
 from chaoskit.run.mixes import (BROKER_KILLS, CONTROLLER_FAULTS, LEADER_ISOLATION, SLOW_GROUP, SMALL_POLLS,
                                 STALE_METADATA, TOPIC, combine, controller_failover)
 from chaoskit.suite.placement import routing
+
+pytestmark = pytest.mark.chaos_needs(caps.KIP253)  # skipped, with the reason, on a broker without it
 
 GROWTH = [admin_step(0.2, "expand", 6), admin_step(0.45, "expand", 8)]
 FAILOVER = [controller_failover(0.2), controller_failover(0.45, "partition")]

@@ -25,8 +25,11 @@ from typing import Any
 
 import pytest
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit import Topic, mix
 from chaoskit.run.mixes import TOPIC, controller_failover
+
+pytestmark = pytest.mark.chaos_needs(caps.KIP320)  # skipped, with the reason, on a broker without it
 
 UNCLEAN = [{"at": 0.25, "fault": "unclean-election", "target": f"leader-of:{TOPIC}/0", "window_s": 6.0,
             "params": {"mode": "kill", "solo_writes": 20, "consumers": "reading"}}]

@@ -31,8 +31,11 @@ from __future__ import annotations
 
 import pytest
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit import Topic, mix
 from chaoskit.run.mixes import TOPIC, controller_failover
+
+pytestmark = pytest.mark.chaos_needs(caps.KIP320)  # skipped, with the reason, on a broker without it
 
 
 def _story(partition: int, at_s: float) -> dict:

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import pytest
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit import Topic, admin_step, mix
 from chaoskit.run.mixes import LEADER_ISOLATION, TOPIC, controller_failover
+
+pytestmark = pytest.mark.chaos_needs(caps.KIP694)  # skipped, with the reason, on a broker without it
 
 REMOVAL = {"delete.topic.partition.enable": True}
 # what the clean claim needs: a key last written to a partition then ReadOnly sent again (it had to

@@ -42,7 +42,8 @@ def test_plugins_lists_the_builtin_plugin():
     assert out.returncode == 0, out.stderr
     listing = json.loads(out.stdout)
     assert "builtin" in listing["plugins"]
-    assert set(listing) == {"plugins", "faults", "workloads", "clients", "checks", "steps"}
+    assert set(listing) == {"plugins", "faults", "workloads", "clients", "checks", "steps", "brokers"}
+    assert listing["brokers"] == ["chaoskit", "tansu"]
     assert {"lost-write", "key-order", "truncation-undetected", "linearizable"} <= set(listing["checks"])
 
 

@@ -23,22 +23,20 @@ from typing import Any
 from kafka.protocol.metadata import MetadataRequest
 
 from chaoskit.cluster import reaper
-from chaoskit.cluster.node import Lifecycle, Node
+from chaoskit.cluster.node import Lifecycle, Node, stop_each
 from chaoskit.cluster.processes import BrokerNode, ConfigNode, ControllerNode
-from chaoskit.cluster.proxy_node import ProxyServer
+from chaoskit.cluster.proxy_node import ProxyRouting, ProxyServer
 from chaoskit.cluster.spec import ClusterSpec, Router, host_port
-from chaoskit.cluster.topology import ProxiedRouter
 from chaoskit.cluster.waiting import wait_for
 from chaoskit.cluster.zk_view import ZkView
 from chaoskit.cluster.zookeeper import ZooKeeperEnsemble
 from chaoskit.protocol.wire_client import WireClient
 from chaoskit.protocol.zk_layout import PartitionState
-from chaoskit.proxy.client import ToxiproxyClient
 
 log = logging.getLogger("chaoskit.cluster")
 
 
-class LocalCluster(Lifecycle):
+class LocalCluster(ProxyRouting, Lifecycle):
     backend = "local"
     reaper_module = "chaoskit.cluster.reaper"
 
@@ -125,24 +123,6 @@ class LocalCluster(Lifecycle):
     def _start_zookeeper(self, timeout: float) -> None:
         self.zookeeper.start(timeout)
 
-    def _start_proxies(self) -> None:
-        if self.spec.proxy_url is None:
-            self.proxy = ProxyServer(self.run_id, self.run_dir, host=self.spec.host, seed=self.spec.seed)
-            self.proxy.start()
-            self.proxy_url = self.proxy.url
-        else:
-            self.proxy_url = self.spec.proxy_url
-        client = ToxiproxyClient(self.proxy_url)
-        client.delete_all()  # a reused Toxiproxy may hold a previous run's links
-        self.router = ProxiedRouter(client, self.spec.host)
-
-    @property
-    def proxies(self) -> ToxiproxyClient:
-        """The Toxiproxy API of a proxied cluster."""
-        if self.proxy_url is None:
-            raise RuntimeError("this cluster is not proxied; start it with ClusterSpec(proxied=True)")
-        return ToxiproxyClient(self.proxy_url)
-
     @staticmethod
     def _parallel(action: Any, nodes: list[Node]) -> None:
         with ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
@@ -151,11 +131,7 @@ class LocalCluster(Lifecycle):
 
     def stop(self) -> None:
         """Brokers, then controllers, then ZooKeeper, then the reaper; safe to call twice."""
-        for node in [*reversed(self.brokers.values()), *reversed(self.controllers.values())]:
-            try:
-                node.stop()
-            except Exception as e:  # keep stopping the rest
-                log.error("stopping %s: %r", node.name, e)
+        stop_each([*reversed(self.brokers.values()), *reversed(self.controllers.values())], log)
         if self.view is not None:
             self.view.close()
             self.view = None
@@ -291,8 +267,3 @@ class LocalCluster(Lifecycle):
             "nodes": [n.describe() for n in self.nodes],
             **self._describe_proxies(),
         }
-
-    def _describe_proxies(self) -> dict[str, Any]:
-        if not isinstance(self.router, ProxiedRouter):
-            return {}
-        return {"proxy": {"api": self.proxy_url, "links": self.router.describe()}}

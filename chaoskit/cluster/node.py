@@ -105,6 +105,11 @@ class Node(Lifecycle):
     def prepare(self, clean: bool) -> None:
         """Write config files; with `clean`, wipe whatever a previous run left in the node's dirs."""
 
+    @property
+    def run_in(self) -> Path:
+        """The process's working folder (the run's, unless the node keeps files of its own there)."""
+        return self.workdir
+
     def is_ready(self) -> bool:
         """The readiness condition; by default the READY line."""
         return self.ready_info is not None
@@ -147,7 +152,7 @@ class Node(Lifecycle):
             # A session of its own: a Ctrl-C meant for the runner does not reach the node directly
             # (the runner tears down in order), and SIGSTOP hits exactly this process.
             self._proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=stdout,
-                                          stderr=log, env=self.env(), cwd=self.workdir,
+                                          stderr=log, env=self.env(), cwd=self.run_in,
                                           start_new_session=True)
         if self.reads_ready_line:
             self._reader = threading.Thread(target=self._read_stdout, args=(self._proc,),
@@ -229,4 +234,13 @@ class Node(Lifecycle):
         return f"<{type(self).__name__} {self.name} {state} pid={self.pid}>"
 
 
-__all__ = ["Lifecycle", "Node", "NodeError", "NotReady", "Killable", "Pausable", "HasLogs", "RUN_ID_ENV", "NODE_ENV"]
+def stop_each(nodes: list[Node], log: Any) -> None:
+    """Stop every node in turn; one that fails to stop is logged and the rest still stop."""
+    for node in nodes:
+        try:
+            node.stop()
+        except Exception as e:  # noqa: BLE001 -- keep stopping the rest
+            log.error("stopping %s: %r", node.name, e)
+
+
+__all__ = ["Lifecycle", "Node", "NodeError", "NotReady", "Killable", "Pausable", "HasLogs", "RUN_ID_ENV", "NODE_ENV", "stop_each"]

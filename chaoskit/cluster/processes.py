@@ -53,7 +53,27 @@ class ConfigNode(Node):
         return {**super().describe(), "config": str(self.config_path)}
 
 
-class BrokerNode(ConfigNode):
+class RetriesTakenPort:
+    """A node listening on a port picked free before it starts (`host`, `port`): on a first start a
+    port taken meanwhile (its log says "address already in use") is picked again."""
+
+    host: str
+    port: int
+
+    def start(self, clean: bool = True, wait: bool = True) -> None:
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                super().start(clean, wait)  # type: ignore[misc]
+                return
+            except NotReady:
+                in_use = "address already in use" in self.log_path.read_text(errors="replace").lower()  # type: ignore[attr-defined]
+                self.stop()  # type: ignore[attr-defined]
+                if not (clean and in_use) or attempt == PORT_ATTEMPTS - 1:
+                    raise
+                self.port = free_port(self.host)
+
+
+class BrokerNode(RetriesTakenPort, ConfigNode):
     role = "broker"
     module = "chaoskit.broker"
 
@@ -69,19 +89,6 @@ class BrokerNode(ConfigNode):
     def address(self) -> tuple[str, int]:
         """Where the broker listens (its real address, not a proxy's)."""
         return (self.host, self.port)
-
-    def start(self, clean: bool = True, wait: bool = True) -> None:
-        """Start; on the first start a port taken since it was picked is picked again."""
-        for attempt in range(PORT_ATTEMPTS):
-            try:
-                super().start(clean, wait)
-                return
-            except NotReady:
-                in_use = "address already in use" in self.log_path.read_text(errors="replace").lower()
-                self.stop()
-                if not (clean and in_use) or attempt == PORT_ATTEMPTS - 1:
-                    raise
-                self.port = free_port(self.host)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "id": self.broker_id, "address": "%s:%d" % self.address,

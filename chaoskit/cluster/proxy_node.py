@@ -16,6 +16,7 @@ import json
 import sys
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from chaoskit.cluster.node import Node
 from chaoskit.proxy.client import ToxiproxyClient
@@ -62,3 +63,43 @@ class ProxyServer(Node):
 
     def describe(self) -> dict[str, object]:
         return {**super().describe(), "url": self.ready_info["api"] if self.ready_info else None, "seed": self.seed}
+
+
+class ProxyRouting:
+    """What a cluster whose every path goes through a fault proxy shares (the local cluster, tansu's):
+    our proxy server started for the run (or the spec's own `proxy_url`), a ProxiedRouter over it,
+    and its API. Needs `spec`, `run_id`, `run_dir`, and sets `proxy`, `proxy_url` and `router`."""
+
+    spec: Any
+    run_id: str
+    run_dir: Path
+    proxy: ProxyServer | None
+    proxy_url: str | None
+    router: Any
+
+    def _start_proxies(self) -> None:
+        from chaoskit.cluster.topology import ProxiedRouter
+
+        if self.spec.proxy_url is None:
+            self.proxy = ProxyServer(self.run_id, self.run_dir, host=self.spec.host, seed=self.spec.seed)
+            self.proxy.start()
+            self.proxy_url = self.proxy.url
+        else:
+            self.proxy_url = self.spec.proxy_url
+        client = ToxiproxyClient(self.proxy_url)
+        client.delete_all()  # a reused Toxiproxy may hold a previous run's links
+        self.router = ProxiedRouter(client, self.spec.host)
+
+    def _describe_proxies(self) -> dict[str, Any]:
+        from chaoskit.cluster.topology import ProxiedRouter
+
+        if not isinstance(self.router, ProxiedRouter):
+            return {}
+        return {"proxy": {"api": self.proxy_url, "links": self.router.describe()}}
+
+    @property
+    def proxies(self) -> ToxiproxyClient:
+        """The Toxiproxy API of a proxied cluster."""
+        if self.proxy_url is None:
+            raise RuntimeError("this cluster is not proxied; start it with ClusterSpec(proxied=True)")
+        return ToxiproxyClient(self.proxy_url)

@@ -2,7 +2,8 @@
 
 A path is named by who dials whom, shortest names first: `c-b1` (the clients to broker 1),
 `b1-b2` (broker 1 dialling broker 2: it fetches from broker 2), `b1-zk1`, `ctl1-zk1`,
-`ctl1-b2`. A link carries both directions of the TCP connections its source opens, so cutting
+`ctl1-b2`, and `b1-st1` (broker 1 to its storage, for a broker that keeps its data in a database
+of its own, such as tansu over PostgreSQL). A link carries both directions of the TCP connections its source opens, so cutting
 `b1-b2` stops broker 1's fetches from broker 2 and leaves broker 2's fetches from broker 1 alone
 (those go through `b2-b1`).
 
@@ -21,9 +22,9 @@ from chaoskit.cluster.spec import Address, host_port
 from chaoskit.proxy.client import ToxiproxyClient
 
 CLIENT = "client"
-_SHORT = {"broker": "b", "controller": "ctl", "zookeeper": "zk"}
-_NODE = re.compile(r"(broker|controller|zookeeper)-(\d+)")
-_LINK = re.compile(r"(c|b\d+|ctl\d+)-(b\d+|zk\d+)")
+_SHORT = {"broker": "b", "controller": "ctl", "zookeeper": "zk", "storage": "st"}
+_NODE = re.compile(r"(broker|controller|zookeeper|storage)-(\d+)")
+_LINK = re.compile(r"(c|b\d+|ctl\d+)-(b\d+|zk\d+|st\d+)")
 
 
 def short_name(node: str) -> str:
@@ -32,7 +33,7 @@ def short_name(node: str) -> str:
         return "c"
     match = _NODE.fullmatch(node)
     if not match:
-        raise ValueError(f"{node!r} is not a node name (broker-N, controller-N, zookeeper-N or client)")
+        raise ValueError(f"{node!r} is not a node name (broker-N, controller-N, zookeeper-N, storage-N or client)")
     return _SHORT[match[1]] + match[2]
 
 
@@ -43,7 +44,7 @@ def node_name(short: str) -> str:
     for role, prefix in sorted(_SHORT.items(), key=lambda kv: -len(kv[1])):  # "ctl" before "c"
         if short.startswith(prefix) and short[len(prefix):].isdigit():
             return f"{role}-{short[len(prefix):]}"
-    raise ValueError(f"{short!r} is not a short node name (c, bN, ctlN, zkN)")
+    raise ValueError(f"{short!r} is not a short node name (c, bN, ctlN, zkN, stN)")
 
 
 def link_name(source: str, target: str) -> str:
@@ -63,7 +64,7 @@ class Link:
     @classmethod
     def parse(cls, name: str, listen: str = "", upstream: str = "") -> Link:
         if not _LINK.fullmatch(name):
-            raise ValueError(f"{name!r} is not a link name like c-b1, b1-b2, b1-zk1, ctl1-zk1 or ctl1-b2")
+            raise ValueError(f"{name!r} is not a link name like c-b1, b1-b2, b1-zk1, ctl1-zk1, ctl1-b2 or b1-st1")
         source, target = name.split("-")
         return cls(name, node_name(source), node_name(target), listen, upstream)
 

@@ -24,10 +24,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chaoskit.run.options import duration_arg
+from chaoskit.cluster.brokers import DEFAULT as DEFAULT_BROKER
+from chaoskit.run.chaostest import on_its_broker
+from chaoskit.run.options import add_broker_options, broker_changes, duration_arg
 from chaoskit.explore.search import STRATEGIES, UNTIL, Explorer, Settings, parse_budget
 from chaoskit.explore.steps import default_base
 from chaoskit.run.cli import read_test, runnable
+
+
+FOREIGN_CLIENT = "kafka-python"  # the client on a broker without the proposals, unless one is asked for
 
 
 def register(sub: Any) -> None:
@@ -44,6 +49,7 @@ def register(sub: Any) -> None:
     p.add_argument("--backend", choices=BACKENDS, help="local or docker (default: the base's)")
     p.add_argument("--duration", type=duration_arg, help="workload and faults per run: 10, 10s, 1m (default: the "
                                                       "base's)")
+    add_broker_options(p)
     p.add_argument("--mutation", help="run every schedule with these elements turned off (comma-separated)")
     p.add_argument("--strategy", choices=STRATEGIES, default="coverage",
                    help="coverage (keep and edit schedules that reached new states) or random (each drawn afresh)")
@@ -98,9 +104,13 @@ def settings_from(args: argparse.Namespace) -> tuple[Settings, bool]:
     out = args.out or args.reports / "explore" / new_run_id()
     base = base_test(args.base, args.profile or "patched") if args.base else default_base()
     mutations = sorted(checked(m.strip() for m in args.mutation.split(","))) if args.mutation else base.mutations
-    changes = {"client": args.client, "profile": args.profile, "backend": args.backend, "duration_s": args.duration}
+    changes = {"client": args.client, "profile": args.profile, "backend": args.backend, "duration_s": args.duration,
+               **broker_changes(args)}
     base = replace(base, mutations=list(mutations), **{k: v for k, v in changes.items() if v is not None})
+    if base.broker != DEFAULT_BROKER and args.client is None and base.client == "ordered":
+        base = replace(base, client=FOREIGN_CLIENT)  # the ordered client's gates need KIP-253: a stock one
     try:
+        base = on_its_broker(base)
         runnable(base)
     except ValueError as e:
         raise ValueError(f"{args.base or 'the default base'}: {e}") from None

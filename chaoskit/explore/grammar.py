@@ -20,6 +20,7 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit.explore.steps import QUIET_END_S, Step, StepSchedule
 
 MAX_PARTITIONS = 16
@@ -54,11 +55,13 @@ class Model:
     t: float = 0.0
     busy: dict[str, float] = field(default_factory=dict)  # fault -> its open window's end
     down: dict[str, float] = field(default_factory=dict)  # broker/controller -> until when one is down
+    capabilities: frozenset[str] = caps.OWN  # the broker's (chaoskit.cluster.capabilities): which targets exist
 
     @classmethod
     def start(cls, topics: Mapping[str, int], duration_s: float, brokers: int = 3,
-              settings: Mapping[str, str] | None = None) -> Model:
-        return cls(duration_s, {n: TopicModel(n, c, c, c) for n, c in topics.items()}, brokers, dict(settings or {}))
+              settings: Mapping[str, str] | None = None, capabilities: frozenset[str] = caps.OWN) -> Model:
+        return cls(duration_s, {n: TopicModel(n, c, c, c) for n, c in topics.items()}, brokers, dict(settings or {}),
+                   capabilities=capabilities)
 
     def copy(self) -> Model:
         return replace(self, topics={n: replace(t) for n, t in self.topics.items()}, settings=dict(self.settings),
@@ -101,14 +104,26 @@ class StepKind:
 
 
 # --- targets ------------------------------------------------------------------------------------------
+# what a target needs of the broker: a follower and the coordinator are read from ZooKeeper's view
+TARGET_NEEDS = {"follower-of": caps.ZOOKEEPER, "coordinator": caps.ZOOKEEPER, "active-controller": caps.CONTROLLERS,
+                "storage": caps.STORAGE}
+
+
+def target_allowed(target: str, capabilities: frozenset[str]) -> bool:
+    need = TARGET_NEEDS.get(target.partition(":")[0])
+    return need is None or need in capabilities
+
+
 def partition_targets(model: Model, t: float, kinds: tuple[str, ...] = ("leader-of", "follower-of")) -> list[str]:
+    kinds = tuple(k for k in kinds if target_allowed(k, model.capabilities))
     return [f"{k}:{topic.name}/{p}" for topic in model.topics.values() for p in range(topic.partitions(t))
             for k in kinds]
 
 
 def node_targets(model: Model, t: float, controllers: bool = True) -> list[str]:
-    out = ["random-broker", "coordinator", *partition_targets(model, t)]
-    return out + ["active-controller"] if controllers else out
+    out = ["random-broker", "coordinator", "storage", *partition_targets(model, t)]
+    out = out + ["active-controller"] if controllers else out
+    return [x for x in out if target_allowed(x, model.capabilities)]
 
 
 def target_exists(target: str, model: Model, t: float) -> bool:
@@ -151,7 +166,9 @@ def _client_fault(fault: str, weight: float, lo: float, hi: float,
 
 def _toxic(fault: str, weight: float, params: Callable[[random.Random], dict]) -> StepKind:
     def draw(rng: random.Random, model: Model, t: float) -> Step | None:
-        target = rng.choice(["client", "random-broker", "coordinator", *partition_targets(model, t, ("leader-of",))])
+        target = rng.choice([x for x in ["client", "random-broker", "coordinator", "storage",
+                                          *partition_targets(model, t, ("leader-of",))]
+                             if target_allowed(x, model.capabilities)])
         return Step(fault, t, _window(rng, 1.0, 4.0), target, params(rng), rng.getrandbits(31))
     return StepKind(fault, weight, draw, check=lambda s, m: target_exists(s.target, m, s.at_s))
 
@@ -364,21 +381,23 @@ class Grammar:
     duration_s: float
     brokers: int = 3
     fixed: dict[str, str] = field(default_factory=dict)  # settings the base test sets: never drawn
+    capabilities: frozenset[str] = caps.OWN  # the broker's: its faults were chosen by them, targets are too
     # kinds no run has tried yet (the guided search keeps it): drawn NOVELTY times as often, so a rare
     # story is tried early rather than never (grammar coverage, as a fuzzer favours unhit edges)
     novel: frozenset[str] = frozenset()
 
     @classmethod
     def for_faults(cls, faults: list[str], topics: Mapping[str, int], duration_s: float, brokers: int = 3,
-                   kinds: Mapping[str, StepKind] | None = None, fixed: Mapping[str, str] | None = None) -> Grammar:
+                   kinds: Mapping[str, StepKind] | None = None, fixed: Mapping[str, str] | None = None,
+                   capabilities: frozenset[str] = caps.OWN) -> Grammar:
         """The grammar over `faults` (the registry's names), each drawn by its kind in `kinds` (the
         registry's steps; default the built-in ones) or by a generic kind."""
         known = builtin_kinds() if kinds is None else dict(kinds)
         kinds = {f: known.get(f) or generic_kind(f) for f in sorted(faults)}
-        return cls(kinds, dict(topics), duration_s, brokers, dict(fixed or {}))
+        return cls(kinds, dict(topics), duration_s, brokers, dict(fixed or {}), capabilities=capabilities)
 
     def model(self, settings: Mapping[str, str]) -> Model:
-        return Model.start(self.topics, self.duration_s, self.brokers, {**self.fixed, **settings})
+        return Model.start(self.topics, self.duration_s, self.brokers, {**self.fixed, **settings}, self.capabilities)
 
     @property
     def setting_names(self) -> list[str]:
@@ -436,7 +455,8 @@ class Grammar:
         """If `step` is valid in `model` now, apply it (the model moves on) and say so."""
         kind = self.kinds.get(step.fault)
         t = step.at_s
-        if kind is None or not 0 <= t <= self.last_start_s or step.window_s <= 0:
+        if kind is None or not 0 <= t <= self.last_start_s or step.window_s <= 0 \
+                or not target_allowed(step.target, model.capabilities):
             return False
         takes_down = takes_down_of(step.target) if kind.takes_down else None
         if not model.free(step.fault, t) or not model.can_take_down(takes_down, t) or not kind.check(step, model):

@@ -130,17 +130,27 @@ class ExploreResult:
 
 
 def grammar_for(base: ChaosTest, faults: list[str] | None = None) -> Grammar:
-    """The grammar over the base test's topics and the registry's faults (or those named)."""
+    """The grammar over the base test's topics and the registry's faults (or those named), those the
+    base's broker can take (a fault needing what it lacks is never drawn; named, it is refused)."""
+    from chaoskit.pluginmanager import broker_kind
     from chaoskit.pluginmanager import collect, get_plugin_manager
 
     pm = get_plugin_manager()
-    registered = sorted(collect(pm, "faults"))
+    found = collect(pm, "faults")
+    registered = sorted(found)
     unknown = sorted(set(faults or ()) - set(registered))
     if unknown:
         raise ValueError(f"no fault named {', '.join(unknown)}; installed: {', '.join(registered)}")
+    kind = broker_kind(base.broker, pm)
+    has = kind.has(base.broker_storage)
+    for name in faults or ():
+        why = kind.lacking(getattr(found[name], "needs", ()), base.broker_storage)
+        if why:
+            raise ValueError(f"fault {name}: {why}")
+    usable = [f for f in faults or registered if getattr(found[f], "needs", frozenset()) <= has]
     fixed = {k: v for t in base.topics for k, v in t.config.items()}
-    return Grammar.for_faults(faults or registered, {t.name: t.partitions for t in base.topics}, base.duration_s,
-                              base.brokers, collect(pm, "steps"), fixed)
+    return Grammar.for_faults(usable, {t.name: t.partitions for t in base.topics}, base.duration_s,
+                              base.brokers, collect(pm, "steps"), fixed, has)
 
 
 def client_claims(name: str) -> frozenset[str] | None:

@@ -54,6 +54,9 @@ class WindowedFault:
     """Base of the built-in faults; a subclass sets `name` and gives start and stop."""
 
     name = "fault"
+    # what of the broker beyond Kafka's core the fault needs (chaoskit.cluster.capabilities): a run
+    # on a broker without it is refused before anything starts, and explore never draws it there
+    needs: frozenset[str] = frozenset()
 
     def __init__(self, **options: Any) -> None:
         self.options = options  # defaults for every window's params

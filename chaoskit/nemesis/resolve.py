@@ -32,6 +32,11 @@ def resolve(target: str | Target, cluster: Any, pick: int = 0, group: str | None
         return CLIENT
     if t.kind == "coordinator":
         return coordinator_of(cluster, group)
+    if t.kind == "storage":
+        named = sorted(n.name for n in cluster.nodes if n.role == "storage")
+        if not named:
+            raise TargetUnavailable(f"{t}: this cluster keeps no storage apart from its brokers")
+        return named[pick % len(named)]
     if t.kind == "broker":
         if t.broker not in cluster.brokers:
             raise TargetUnavailable(f"{t}: the cluster has brokers {sorted(cluster.brokers)}")

@@ -12,6 +12,8 @@ A spec names a *role*, resolved to a concrete node only when the fault starts
 ``coordinator``             the broker coordinating the run's consumer group (the leader of its
                             ``__consumer_offsets`` partition): a fault on it moves the coordinator
 ``client``                  the workload's clients (their links to the cluster)
+``storage``                 the storage service of a broker that keeps its data apart (tansu's
+                            PostgreSQL): its node, and its links from every broker
 ==========================  ====================================================
 """
 from __future__ import annotations
@@ -19,10 +21,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-KINDS = ("leader-of", "follower-of", "active-controller", "random-broker", "broker", "coordinator", "client")
+KINDS = ("leader-of", "follower-of", "active-controller", "random-broker", "broker", "coordinator", "client",
+         "storage")
 GRAMMAR = (
     "leader-of:<topic>/<partition>, follower-of:<topic>/<partition>, "
-    "active-controller, random-broker, broker:<id>, coordinator, client"
+    "active-controller, random-broker, broker:<id>, coordinator, client, storage"
 )
 # Kafka's legal topic names: 1-249 of [a-zA-Z0-9._-]
 _TOPIC_PARTITION = re.compile(r"([A-Za-z0-9._-]{1,249})/(\d+)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,8 @@ class ChaosTest:
     seed: int = 0
     duration_s: float = 30.0
     backend: str = "local"
+    broker: str = "chaoskit"  # the broker under test (chaoskit.cluster.brokers): chaoskit's own or a plugin's
+    broker_storage: str | None = None  # its storage engine, for a broker that has them (None: its default)
     brokers: int = 3
     controllers: int = 2
     zookeepers: int = 1
@@ -153,6 +155,16 @@ class ChaosTest:
         names = checked(self.mutations)
         mine = sorted(n for n in names if MUTATIONS[n].part == part)
         return {"mutations": mine} if mine else {}
+
+
+def on_its_broker(test: ChaosTest) -> ChaosTest:
+    """`test` as its broker runs it: the storage engine named (its default when none is), the broker
+    count fitted to it (one broker per SQLite file). ValueError for an unknown broker or engine."""
+    from chaoskit.pluginmanager import broker_kind
+
+    kind = broker_kind(test.broker)
+    storage = kind.storage(test.broker_storage)
+    return replace(test, broker_storage=storage, brokers=kind.fitted(storage, test.brokers))
 
 
 def cluster_spec(test: ChaosTest, run_id: str, run_dir: Path) -> ClusterSpec:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chaoskit.run.options import duration_arg
+from chaoskit.run.options import add_broker_options, broker_changes, duration_arg
 
 
 def register(sub: Any) -> None:
@@ -30,6 +30,7 @@ def register(sub: Any) -> None:
     p.add_argument("--profile", choices=PROFILES, help="override the profile")
     p.add_argument("--backend", choices=BACKENDS, help="override the backend")
     p.add_argument("--engine", choices=ENGINES, help="checker engine")
+    add_broker_options(p)
     p.add_argument("--client", help="override the client (a registered client's name: `chaoskit plugins` lists them)")
     p.add_argument("--spark-master", help="Spark master URL for the checks")
     p.add_argument("--reports", type=Path, help="where runs/ goes")
@@ -78,22 +79,44 @@ def runnable(test: Any) -> None:
     lookup("workloads", test.workload)
     lookup_all("checks", list(test.checks or []))
     schedule = schedule_for(test)  # None: no faults
-    lookup_all("faults", sorted({w.name for w in schedule.windows} if schedule else ()))
+    faults = lookup_all("faults", sorted({w.name for w in schedule.windows} if schedule else ()))
+    on_broker(test, faults)
+
+
+def on_broker(test: Any, faults: dict[str, Any]) -> None:
+    """ValueError when the test's broker is unknown, not built here, lacks the storage engine asked
+    for, or lacks what one of its faults needs."""
+    from chaoskit.pluginmanager import broker_kind
+
+    kind = broker_kind(test.broker)
+    kind.storage(test.broker_storage)
+    if test.profile != "patched":
+        why = kind.lacking({"unpatched"})
+        if why:
+            raise ValueError(why)
+    for name, factory in faults.items():
+        why = kind.lacking(getattr(factory, "needs", ()))
+        if why:
+            raise ValueError(f"fault {name}: {why}")
+    why = kind.unavailable(kind.storage(test.broker_storage))
+    if why:
+        raise ValueError(why)
 
 
 def run_command(args: argparse.Namespace) -> int:
     from chaoskit.protocol.version import VERSION
     from chaoskit.run.options import UsageError
-    from chaoskit.run.chaostest import VERSION_KEY
+    from chaoskit.run.chaostest import VERSION_KEY, on_its_broker
     from chaoskit.run.runner import run
 
     test, data = read_test(args.test)
     overrides = {"seed": args.seed, "duration_s": args.duration, "profile": args.profile, "backend": args.backend,
                  "engine": args.engine, "spark_master": args.spark_master, "reports": args.reports,
-                 "client": args.client}
+                 "client": args.client, **broker_changes(args)}
     test = replace(test, **{k: v for k, v in overrides.items() if v is not None})
     test.replay = None  # the replay of this run is this run's own test.json
     try:
+        test = on_its_broker(test)
         runnable(test)
     except ValueError as e:
         raise UsageError(f"{args.test}: {e}") from None

@@ -40,6 +40,8 @@ GUARANTEES: dict[str, Guarantee] = {g.name: g for g in (
               "partition while a topic shrinks", CLIENT_SIDE, ("kip694_reduction",)),
     Guarantee("kip320-zombie-fencing", "KIP-320", "a zombie replica is fenced: no acknowledged write is lost with "
               "clean elections", CLUSTER_SIDE, ("kip320_zombie",)),
+    Guarantee("kafka-durability", "Kafka", "an acknowledged (acks=all) write is never lost, across broker kills "
+              "and storage faults", CLUSTER_SIDE, ("durability",)),
     Guarantee("kafka-20029-one-coordinator", "KAFKA-20029", "each consumer group has one coordinator, the "
               "internal topics never grow", CLUSTER_SIDE, ("internal_topic_guardrail",)),
 )}

@@ -73,3 +73,20 @@ def unwritable(path: Path, e: OSError) -> UsageError:
     if isinstance(e, IsADirectoryError):
         return UsageError(f"cannot write {path}: it is a folder; name a file")
     return UsageError(f"cannot write {path}: {e.strerror or e}")
+
+
+# --- the broker under test: one set of options for run, explore, matrix and cluster ----------------
+def add_broker_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--broker", help="the broker under test: chaoskit (its own, default) or one a plugin adds (tansu)")
+    p.add_argument("--broker-storage", help="its storage engine, for a broker that has them (tansu: sqlite, default, "
+                                            "postgres or memory)")
+    p.add_argument("--brokers", type=int, help="how many brokers (tansu: that many over postgres, one otherwise)")
+
+
+def broker_changes(args: argparse.Namespace) -> dict[str, object]:
+    """The ChaosTest fields the broker options set (only those given)."""
+    given = {"broker": getattr(args, "broker", None), "broker_storage": getattr(args, "broker_storage", None),
+             "brokers": getattr(args, "brokers", None)}
+    if given["brokers"] is not None and given["brokers"] < 1:
+        raise UsageError(f"--brokers is a count of brokers (1 or more), not {given['brokers']}")
+    return {k: v for k, v in given.items() if v is not None}

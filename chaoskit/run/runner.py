@@ -131,11 +131,11 @@ def compose_parts(parts: Parts) -> None:
 def cluster_up(parts: Parts, keep: bool = False) -> Iterator[Any]:
     """The test's cluster started and its topics replicated; stopped on the way out (left up with
     `keep` when the run got through, for `release` to decide once the verdict is in)."""
-    from chaoskit.cluster.backends import new_cluster  # docker (and its SDK) only when asked for
+    from chaoskit.pluginmanager import broker_kind
 
     test, live = parts.test, parts.live
     began = time.monotonic()
-    cluster = new_cluster(test.backend, cluster_spec(test, live.run_id, live.run_dir))
+    cluster = broker_kind(test.broker).new_cluster(test.backend, cluster_spec(test, live.run_id, live.run_dir), test)
     live.cluster = cluster
     try:
         cluster.start()

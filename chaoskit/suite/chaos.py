@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from chaoskit.checkers.situate import witness_text
 from chaoskit.reporting.summary import page_quietly
-from chaoskit.run.chaostest import ChaosTest, RunResult, chaoskit_command
+from chaoskit.run.chaostest import ChaosTest, RunResult, chaoskit_command, on_its_broker
 from chaoskit.run.runner import run
 
 PATCHED, UNPATCHED = "patched", "unpatched"
@@ -47,6 +47,9 @@ class RunOptions:
 
     seed: int
     backend: str | None = None
+    broker: str | None = None  # --chaos-broker, --chaos-broker-storage, --chaos-brokers
+    broker_storage: str | None = None
+    brokers: int | None = None
     duration_s: float | None = None
     spark_master: str | None = None
     engine: str | None = None
@@ -59,7 +62,8 @@ class RunOptions:
 
     def fields_for(self, marker: dict[str, Any]) -> dict[str, Any]:
         """The ChaosTest fields these options set for a test with `marker`: the marker's seed wins."""
-        given = {"backend": self.backend, "duration_s": self.duration_s, "spark_master": self.spark_master,
+        given = {"backend": self.backend, "broker": self.broker, "broker_storage": self.broker_storage,
+                 "brokers": self.brokers, "duration_s": self.duration_s, "spark_master": self.spark_master,
                  "engine": self.engine, "reports": self.reports, "mutations": list(self.mutations) or None}
         return {**{k: v for k, v in given.items() if v is not None},
                 **({} if "seed" in marker else {"seed": self.seed})}
@@ -94,12 +98,17 @@ class Chaos:
         values.update(overrides)
         values["labels"] = {**{k: str(self.marker[k]) for k in LABEL_KEYS if k in self.marker},
                             **values.get("labels", {})}
-        test = ChaosTest(**values)
+        test = on_its_broker(ChaosTest(**values))
         return replace(test, replay=self.replay_command(test))
 
     def replay_command(self, test: ChaosTest) -> str:
         args = ["pytest", self.nodeid, f"--chaos-seed={test.seed}", f"--chaos-duration={test.duration_s:g}",
                 f"--chaos-backend={test.backend}", f"--chaos-profile={test.profile}"]
+        if test.broker != ChaosTest.broker:
+            args.append(f"--chaos-broker={test.broker}")
+            if test.broker_storage:
+                args.append(f"--chaos-broker-storage={test.broker_storage}")
+            args.append(f"--chaos-brokers={test.brokers}")
         if test.mutations:
             args.append(f"--chaos-mutation={','.join(test.mutations)}")
         if self.client is not None and self.nodeid.endswith(f"-{self.client}]"):  # a case named by its client

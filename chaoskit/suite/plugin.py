@@ -16,6 +16,8 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from chaoskit.checkers.engine import ENGINES
+from chaoskit.cluster import capabilities as caps
+from chaoskit.cluster.brokers import DEFAULT as DEFAULT_BROKER
 from chaoskit.cluster.spec import BACKENDS, PROFILES
 from chaoskit.run.options import seconds
 from chaoskit.roles import new_seed
@@ -23,6 +25,11 @@ from chaoskit.roles import new_seed
 # (flag, ini key, help, default); every flag has an ini equivalent so a project can pin it
 OPTIONS = (
     ("--chaos-backend", "chaos_backend", "cluster backend: local (processes, default) or docker", "local"),
+    ("--chaos-broker", "chaos_broker", "the broker under test: chaoskit (its own, default) or one a plugin adds "
+     "(tansu); a test needing what it lacks is skipped with the reason", "chaoskit"),
+    ("--chaos-broker-storage", "chaos_broker_storage", "the broker's storage engine, for one that has them "
+     "(tansu: sqlite, default, postgres or memory)", None),
+    ("--chaos-brokers", "chaos_brokers", "how many brokers (tansu: that many over postgres, one otherwise)", None),
     ("--chaos-seed", "chaos_seed", "seed for every random choice (workload, schedule, targets); replays a run", None),
     ("--chaos-duration", "chaos_duration", "workload and faults per chaos test: 30, 30s, 2m", None),
     ("--chaos-profile", "chaos_profile", "patched, unpatched or both: which broker/controller profile to run", "both"),
@@ -45,6 +52,9 @@ MARKERS = (
     "chaos(faults=None, workload=None, duration=None, seed=None, guarantee=None, clients=None): a chaos test; "
     "the run composes these parts (a seed here pins the test and wins over --chaos-seed; `clients` the only "
     "clients it runs with; `guarantee` the promise it tests, for what clients claim)",
+    "chaos_needs(*capabilities): what of the broker beyond Kafka's core the test needs "
+    "(chaoskit.cluster.capabilities: kip253, kip320, kip694, guardrail, zookeeper, controllers, unpatched, "
+    "mutations); on a broker without it the test is skipped, saying which",
     "nightly: a long chaos run, left out of CI (run with -m nightly)",
     "docker: needs a Docker engine (the docker backend)",
 )
@@ -87,6 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
     seed = chaos_option(config, "chaos_seed")
     # no seed given: draw one, print it in the header, and every replay command carries it
     config.stash[SEED] = int(seed) if seed not in (None, "") else new_seed()
+    broker_of(config)  # an unknown broker or storage engine stops the session here, in one line
     if hasattr(config.option, "allure_report_dir") and not config.option.allure_report_dir \
             and (config.getini("chaos_allure") or os.environ.get("CHAOSKIT_ALLURE")):
         config.option.allure_report_dir = str(Path(chaos_option(config, "chaos_reports")) / "allure-results")
@@ -94,15 +105,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     return (f"chaoskit: seed {config.stash[SEED]}, backend {chaos_option(config, 'chaos_backend')}, "
+            f"broker {broker_of(config).title}, "
             f"profiles {chaos_option(config, 'chaos_profile')}, reports {chaos_option(config, 'chaos_reports')}")
 
 
 DEFAULT_CLIENTS = {"patched": "ordered", "unpatched": "kafka-python"}
+STOCK_CLIENTS = ("kafka-python", "librdkafka", "aiokafka")  # the defaults on a broker not chaoskit's own
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test using `chaos` runs once per profile asked for (and the marker allows), with each client
-    asked for (--chaos-client; else the profile's default); a marker's `clients` are the only ones."""
+    asked for (--chaos-client; else the profile's default); a marker's `clients` are the only ones.
+    On a broker lacking what the test needs (its `chaos_needs`, or not built here) it is skipped with
+    the reason; a broker without an unpatched profile runs as it is, in the patched profile's place,
+    with the stock clients by default."""
     if "chaos_case" not in metafunc.fixturenames:
         return
     asked = chaos_option(metafunc.config, "chaos_profile")
@@ -112,21 +128,60 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     allowed = kwargs.get("profiles") or PROFILES
     chosen = [p for p in profiles if p in allowed]
     if not chosen:
-        metafunc.parametrize("chaos_case", [pytest.param(("none", "none"), marks=pytest.mark.skip(
-            reason=f"profile {asked} is not one this test runs ({', '.join(allowed)})"))])
-        return
+        return _skip_all(metafunc, f"profile {asked} is not one this test runs ({', '.join(allowed)})")
+    kind = broker_of(metafunc.config)
+    needs = {c for m in metafunc.definition.iter_markers("chaos_needs") for c in m.args}
+    if chaos_option(metafunc.config, "chaos_mutation"):
+        needs.add(caps.MUTATIONS)
+    if caps.UNPATCHED not in kind.capabilities and PROFILES[0] not in chosen:
+        needs.add(caps.UNPATCHED)
+    storage = chaos_option(metafunc.config, "chaos_broker_storage")
+    why = kind.lacking(needs, storage) or kind.unavailable(kind.storage(storage))
+    if why is not None:
+        return _skip_all(metafunc, why)
+    skipped = []
+    if caps.UNPATCHED not in kind.capabilities:
+        skipped = [pytest.param(("none", "none"), id=p, marks=pytest.mark.skip(reason=kind.lacking({caps.UNPATCHED})))
+                   for p in chosen if p != PROFILES[0]]
+        chosen = [PROFILES[0]]
     clients = [c.strip() for c in (chaos_option(metafunc.config, "chaos_clients") or "").split(",") if c.strip()]
     own = list(kwargs.get("clients") or ())
     if own and clients and not set(own) & set(clients):
-        metafunc.parametrize("chaos_case", [pytest.param(("none", "none"), marks=pytest.mark.skip(
-            reason=f"this test runs only with {', '.join(own)}, not {', '.join(clients)}"))])
-        return
+        return _skip_all(metafunc, f"this test runs only with {', '.join(own)}, not {', '.join(clients)}")
+    foreign = kind.name != DEFAULT_BROKER
     cases = []
     for profile in chosen:
-        for client in [c for c in own if not clients or c in clients] or clients or [DEFAULT_CLIENTS[profile]]:
-            named = clients and not own  # the default pairs keep their plain ids, [patched] and [unpatched]
-            cases.append(pytest.param((profile, client), id=f"{profile}-{client}" if named else profile))
-    metafunc.parametrize("chaos_case", cases)
+        defaults = list(STOCK_CLIENTS) if foreign else [DEFAULT_CLIENTS[profile]]
+        for client in [c for c in own if not clients or c in clients] or clients or defaults:
+            named = (clients or foreign) and not own  # the default pairs keep their plain ids, [patched] and [unpatched]
+            shown = kind.name if foreign else profile  # a foreign broker runs as it is: named, not "patched"
+            cases.append(pytest.param((profile, client), id=f"{shown}-{client}" if named else shown))
+    metafunc.parametrize("chaos_case", cases + skipped)
+
+
+def _skip_all(metafunc: pytest.Metafunc, reason: str) -> None:
+    metafunc.parametrize("chaos_case", [pytest.param(("none", "none"), marks=pytest.mark.skip(reason=reason))])
+
+
+def broker_of(config: pytest.Config) -> Any:
+    """The session's broker (--chaos-broker); an unknown one or a bad storage engine stops the session
+    with one line."""
+    from chaoskit.pluginmanager import broker_kind
+
+    if BROKER not in config.stash:
+        try:
+            kind = broker_kind(chaos_option(config, "chaos_broker"))
+        except ValueError as e:
+            raise pytest.UsageError(f"--chaos-broker: {e}") from None
+        try:
+            kind.storage(chaos_option(config, "chaos_broker_storage"))
+        except ValueError as e:
+            raise pytest.UsageError(f"--chaos-broker-storage: {e}") from None
+        brokers = chaos_option(config, "chaos_brokers")
+        if brokers not in (None, "") and (not str(brokers).isdigit() or int(brokers) < 1):
+            raise pytest.UsageError(f"--chaos-brokers: a count of brokers (1 or more), not {brokers!r}")
+        config.stash[BROKER] = kind
+    return config.stash[BROKER]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -157,6 +212,7 @@ def _version(dist: str) -> str:
 
 SEED = pytest.StashKey[int]()
 RAN = pytest.StashKey[bool]()
+BROKER = pytest.StashKey[Any]()  # the session's chaoskit.cluster.brokers.BrokerKind
 RUNS = pytest.StashKey[list]()  # (RunResult, its plots) of each chaos run, for the session's summary
 
 
@@ -171,7 +227,10 @@ def run_options(config: pytest.Config) -> Any:
     from chaoskit.suite.chaos import RunOptions
 
     duration = chaos_option(config, "chaos_duration")
-    return RunOptions(seed=config.stash[SEED], backend=chaos_option(config, "chaos_backend"),
+    kind, brokers = broker_of(config), chaos_option(config, "chaos_brokers")
+    return RunOptions(seed=config.stash[SEED], backend=chaos_option(config, "chaos_backend"), broker=kind.name,
+                      broker_storage=kind.storage(chaos_option(config, "chaos_broker_storage")) if kind.storages else None,
+                      brokers=int(brokers) if brokers not in (None, "") else None,
                       duration_s=seconds(duration) if duration not in (None, "") else None,
                       spark_master=chaos_option(config, "spark_master"), engine=chaos_option(config, "chaos_engine"),
                       reports=Path(chaos_option(config, "chaos_reports")),

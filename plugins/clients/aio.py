@@ -16,6 +16,7 @@ from chaoskit_plugins.clients.ops import Op, failed, ok, poll_record, wire
 from chaoskit_plugins.clients.stock import METADATA_MAX_AGE_MS, StockClient
 
 CLOSE_S = 5.0
+CALL_TIMEOUT_S = 30.0  # the longest a consumer call may take (a start, a poll, a pause) before its op is unknown
 
 
 class AiokafkaClient(StockClient):
@@ -28,14 +29,21 @@ class AiokafkaClient(StockClient):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
-    def _run(self, coro: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
-        """Run `coro` on this client's loop (started on first use) and wait for it."""
+    def _run(self, coro: Coroutine[Any, Any, Any], timeout: float = CALL_TIMEOUT_S) -> Any:
+        """Run `coro` on this client's loop (started on first use) and wait for it, at most `timeout`:
+        then it is cancelled and TimeoutError raised (the op's outcome is unknown). aiokafka retries
+        some calls for ever (a consumer's start while no coordinator answers): an op never hangs a run."""
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
             self._thread = threading.Thread(target=self._loop.run_forever, name=f"aiokafka-{self.process}",
                                             daemon=True)
             self._thread.start()
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise
 
     def send(self, op: Op) -> Op:
         from aiokafka.errors import KafkaError, KafkaTimeoutError

@@ -42,6 +42,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Mapping
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit.cluster.topology import link_name
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
@@ -95,6 +96,7 @@ def led_partition(ctx: Any, fault: str, target: str, pick: int) -> tuple[str, in
 
 class ZombieFault(WindowedFault):
     name = "zombie"
+    needs = frozenset({caps.ZOOKEEPER})
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         check_params(self.name, params, {"wait_expiry", "timeout_s", "how"})
@@ -118,6 +120,7 @@ class ZombieFault(WindowedFault):
 
 class UncleanElectionFault(WindowedFault):
     name = "unclean-election"
+    needs = frozenset({caps.CONTROLLERS, caps.ZOOKEEPER})
     PARAMS = {"mode", "solo_writes", "solo_timeout_s", "isr_timeout_s", "elect_timeout_s", "wait_rejoin",
               "rejoin_timeout_s", "consumers", "read_timeout_s", "grow_timeout_s", "idle_s"}
     STORIES = (None, "reading", "lagging", "idle", "restarted")
@@ -269,6 +272,7 @@ class UncleanElectionFault(WindowedFault):
 
 class StaleMetadataFault(WindowedFault):
     name = "stale-metadata"
+    needs = frozenset({caps.CONTROLLERS})
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         check_params(self.name, params, {"how"})
@@ -385,6 +389,7 @@ def _settled(admin: Any, op: str, topic: str, count: int, within_s: float = SETT
 
 class AdminFault(WindowedFault):
     name = "admin"
+    needs = frozenset({caps.KIP253})
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         from chaoskit.client.admin import AdminClient

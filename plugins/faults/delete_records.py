@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit_plugins.faults.cluster_faults import current_topic, replica_offset, retry_until_refused
@@ -30,6 +31,7 @@ RETRY_S = 10.0  # how long one partition's DeleteRecords is retried while its le
 
 class DeleteRecordsFault(WindowedFault):
     name = "delete-records"
+    needs = frozenset({caps.KIP253})
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         from chaoskit.client.admin import AdminClient

@@ -22,6 +22,7 @@ import time
 from types import SimpleNamespace
 from typing import Any, Mapping
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit_plugins.clients.probe import ProbeClient
@@ -42,6 +43,7 @@ def topic_counts(fault: str, params: Mapping[str, Any]) -> Mapping[str, int]:
 
 class ExpandBatchFault(WindowedFault):
     name = "expand-batch"
+    needs = frozenset({caps.GUARDRAIL})
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         check_params(self.name, params, {"topics", "restart", "probe_s"})

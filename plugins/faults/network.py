@@ -26,7 +26,7 @@ from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit.nemesis.resolve import CLIENT, node_names
 
 SHAPES = ("isolate", "halves", "bridge", "ring")
-DEFAULT_ROLES = ("broker", "controller", "zookeeper")
+DEFAULT_ROLES = ("broker", "controller", "zookeeper", "storage")
 
 
 class PartitionFault(WindowedFault):

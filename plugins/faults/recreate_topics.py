@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit_plugins.faults.expand_batch import topic_counts
@@ -24,6 +25,7 @@ RETRY_S = 30.0
 
 class RecreateTopicsFault(WindowedFault):
     name = "recreate-topics"
+    needs = frozenset({caps.GUARDRAIL})
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         from kafka.admin import KafkaAdminClient

@@ -29,6 +29,7 @@ import threading
 import time
 from typing import Any, Mapping
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit.nemesis.base import check_params
 from chaoskit_plugins.faults.cluster_faults import AdminFault, current_topic, freezable
 
@@ -38,6 +39,7 @@ FROZEN_S = 2.0  # at least this long a frozen producer keeps routing to the part
 
 class StaleShrinkFault(AdminFault):
     name = "stale-shrink"
+    needs = frozenset({caps.KIP253, caps.KIP694})
     _shrunk_at = 0.0
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:

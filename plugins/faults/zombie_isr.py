@@ -40,6 +40,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit.cluster.topology import link_name
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
@@ -61,6 +62,7 @@ PAUSE_S = 0.5  # how long the producers' sends in flight get to complete before 
 
 class ZombieIsrFault(WindowedFault):
     name = "zombie-isr"
+    needs = frozenset({caps.CONTROLLERS, caps.ZOOKEEPER})
     PARAMS = {"rejoin_timeout_s", "solo_s", "solo_timeout_s", "step_timeout_s"}
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:

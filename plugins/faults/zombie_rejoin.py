@@ -40,6 +40,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Mapping
 
+from chaoskit.cluster import capabilities as caps
 from chaoskit.cluster.topology import link_name
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
@@ -52,6 +53,7 @@ from chaoskit_plugins.faults.zombie_isr import zombie_first
 
 class ZombieRejoinFault(WindowedFault):
     name = "zombie-rejoin"
+    needs = frozenset({caps.CONTROLLERS, caps.ZOOKEEPER})
     PARAMS = {"rejoin_timeout_s", "step_timeout_s", "in_flight", "consumers"}
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:

@@ -4,6 +4,7 @@ every installed fault can be drawn."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from chaoskit.explore.edits import insert
 from chaoskit.explore.grammar import BROKER, Grammar, Model, StepKind, generic_kind
@@ -150,3 +151,25 @@ def test_a_stale_shrink_comes_with_ordered_delivery_off_and_leaves_its_growth_ma
     topic = model.topics["orders"]
     assert (topic.count, topic.partitions(6.9), topic.partitions(7.1)) == (4, 6, 4)
     assert not grammar.kinds["stale-shrink"].check(step, Model.start({"orders": 4}, 10.0))  # ordered delivery on
+
+
+def test_on_a_broker_without_the_proposals_the_search_draws_only_what_it_has():
+    """tansu over PostgreSQL: no KIP step, no zombie, no controller, no follower or coordinator (read from
+    ZooKeeper); its storage is a target. A fault it cannot take, asked for by name, is refused."""
+    import pytest
+
+    from chaoskit.explore.search import grammar_for
+    from chaoskit.explore.steps import default_base
+
+    base = replace(default_base(), broker="tansu", broker_storage="postgres", brokers=3)
+    g = grammar_for(base)
+    steps = [x for seed in range(400) for x in g.random_schedule(random.Random(seed), (4, 8)).steps]
+    assert {x.fault for x in steps} == {"kill", "pause", "restart", "partition", "clients", "freeze-client-metadata",
+                                         "latency", "bandwidth", "slicer", "reset-peer", "slow-close", "limit-data"}
+    targets = {x.target.partition(":")[0] for x in steps}
+    assert "storage" in targets and not targets & {"coordinator", "follower-of", "active-controller"}
+    on_sqlite = grammar_for(replace(base, broker_storage="sqlite", brokers=1))
+    assert "storage" not in {x.target for seed in range(200)
+                             for x in on_sqlite.random_schedule(random.Random(seed), (4, 8)).steps}
+    with pytest.raises(ValueError, match="fault zombie-isr: tansu 0.6.0 does not implement"):
+        grammar_for(base, ["zombie-isr"])

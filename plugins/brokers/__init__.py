@@ -1,0 +1,1 @@
+"""Brokers other than chaoskit's own, each a chaoskit.cluster.brokers.BrokerKind."""
