@@ -15,6 +15,8 @@ command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # the docker backend's registry-free base image (docker/bootstrap-base.sh)
 [ -x /usr/sbin/debootstrap ] || command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+# PostgreSQL's server: the storage a foreign broker (tansu) runs over; tests load chaoskit's schema into one
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null 2>&1; then
     say "missing system packages: ${missing[*]}; install them as root: apt-get install -y ${missing[*]}" >&2
