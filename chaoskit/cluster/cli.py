@@ -41,7 +41,12 @@ def register(sub: Any) -> None:
     actions = cluster.add_subparsers(dest="cluster_command", metavar="ACTION", required=True)
     up = actions.add_parser("up", help="start a cluster in the foreground; Ctrl-C stops it",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    up.add_argument("--brokers", type=_positive, default=3, help="brokers (default 3)")
+    up.add_argument("--broker", default="chaoskit", help="the broker: chaoskit (its own, default) or one a plugin adds "
+                                                         "(tansu)")
+    up.add_argument("--broker-storage", help="its storage engine, for a broker that has them (tansu: sqlite, "
+                                             "default, postgres or memory)")
+    up.add_argument("--brokers", type=_positive, default=3, help="brokers (default 3; tansu: that many over "
+                                                                 "postgres, one otherwise)")
     up.add_argument("--controllers", type=_positive, default=1, help="controllers (default 1)")
     up.add_argument("--zookeepers", type=_positive, default=1, help="ZooKeeper nodes, odd (default 1)")
     up.add_argument("--backend", choices=BACKENDS, default="local",
@@ -74,16 +79,20 @@ def cluster_down(args: argparse.Namespace) -> int:
     return 0
 
 
-def _make_cluster(backend: str, spec: ClusterSpec) -> Any:
+def _make_cluster(backend: str, spec: ClusterSpec, test: Any = None) -> Any:
     from chaoskit.run.options import UsageError
-    from chaoskit.cluster.backends import new_cluster
     from chaoskit.cluster.docker_engine import EngineUnavailable
+    from chaoskit.pluginmanager import broker_kind
 
     if backend != "local" and spec.proxy_url is not None:
         raise UsageError("--proxy-url is for the local backend; the docker backend runs its own proxy container")
     try:
-        return new_cluster(backend, spec)
-    except EngineUnavailable as e:
+        kind = broker_kind(getattr(test, "broker", None))
+        why = kind.unavailable(getattr(test, "broker_storage", None))
+        if why:
+            raise UsageError(why)
+        return kind.new_cluster(backend, spec, test)
+    except (EngineUnavailable, ValueError) as e:
         raise UsageError(str(e)) from None
 
 
@@ -106,9 +115,13 @@ def _preflight(args: argparse.Namespace) -> None:
 def cluster_up(args: argparse.Namespace) -> int:
     from chaoskit.run.options import UsageError
 
+    from chaoskit.run.chaostest import ChaosTest, on_its_broker
+
     _preflight(args)
     try:
-        spec = ClusterSpec(brokers=args.brokers, controllers=args.controllers, zookeepers=args.zookeepers,
+        test = on_its_broker(ChaosTest("cluster", broker=args.broker, broker_storage=args.broker_storage,
+                                       brokers=args.brokers))
+        spec = ClusterSpec(brokers=test.brokers, controllers=args.controllers, zookeepers=args.zookeepers,
                            profile=args.profile, run_dir=args.run_dir, proxied=args.proxied,
                            proxy_url=args.proxy_url, seed=args.seed)
     except ValueError as e:
@@ -121,7 +134,7 @@ def cluster_up(args: argparse.Namespace) -> int:
             raise KeyboardInterrupt  # interrupts a start in progress as well as the wait
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    cluster = _make_cluster(args.backend, spec)
+    cluster = _make_cluster(args.backend, spec, test)
     try:
         cluster.start()
         description = json.dumps(cluster.describe())

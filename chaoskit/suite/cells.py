@@ -22,9 +22,15 @@ SMOKE = "chaos and not nightly and not docker"
 WITH_NIGHTLY = "chaos and not docker"  # the suite's CI cases and its nightly ones
 
 
+def pytest_broker_args(changes: dict[str, Any]) -> list[str]:
+    """The pytest options that give a ChaosTest these broker fields (run.options.broker_changes)."""
+    flags = {"broker": "--chaos-broker", "broker_storage": "--chaos-broker-storage", "brokers": "--chaos-brokers"}
+    return [f"{flags[k]}={v}" for k, v in changes.items() if v is not None]
+
+
 def run_cell(suite: str, where: Path, *, seed: int, profile: str = "patched", client: str | None = None,
              mutation: str | None = None, engine: str = "local", suites_dir: Path = SUITES,
-             timeout_s: float = 900, marks: str = SMOKE) -> dict[str, Any]:
+             timeout_s: float = 900, marks: str = SMOKE, broker: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run suites/test_<suite>.py's smoke tests (or those `marks` selects) once; the cell as a dict
     (see the module's doc)."""
     where = where.resolve()
@@ -34,6 +40,7 @@ def run_cell(suite: str, where: Path, *, seed: int, profile: str = "patched", cl
            f"--chaos-reports={where}", "-p", "no:cacheprovider", "-p", "no:allure_pytest"]  # the suites' own
     cmd += [f"--chaos-client={client}"] if client else []
     cmd += [f"--chaos-mutation={mutation}"] if mutation else []
+    cmd += pytest_broker_args(broker or {})
     began = time.monotonic()
     with open(where / "pytest.log", "wb") as log:
         try:

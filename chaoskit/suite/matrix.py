@@ -29,6 +29,7 @@ from chaoskit.suite.cells import SUITES, run_cell
 from chaoskit.roles import cell_seeds
 
 from chaoskit.run.files import write_atomically
+from chaoskit.run.options import add_broker_options, broker_changes
 from chaoskit.run.guarantees import GUARANTEES, claims_of, expectation, library_of
 
 STOCK = ("kafka-python", "librdkafka", "aiokafka")
@@ -45,6 +46,7 @@ def register(sub: Any) -> None:
                    help=f"comma-separated suite names (default {','.join(DEFAULT_SUITES)})")
     p.add_argument("--profiles", default="patched", choices=("patched", "unpatched", "both"),
                    help="patched (default: does the client keep its promises?), unpatched or both")
+    add_broker_options(p)
     p.add_argument("--seeds", type=int, default=3, help="seeds per cell (default 3)")
     p.add_argument("--seed", type=int, help="the seed the cells' seeds are drawn from (default: drawn, printed)")
     p.add_argument("--reports", type=Path, default=Path("reports"), help="where every command's output goes "
@@ -79,6 +81,13 @@ def matrix_command(args: argparse.Namespace) -> int:
     missing = [s for s in suites if not (args.suites_dir / f"test_{s}.py").exists()]
     if missing:
         raise UsageError(f"no suite {', '.join(missing)} in {args.suites_dir}")
+    broker = broker_changes(args)
+    try:
+        from chaoskit.pluginmanager import broker_kind
+
+        broker_kind(broker.get("broker")).storage(broker.get("broker_storage"))
+    except ValueError as e:
+        raise UsageError(str(e)) from e
     seed, seeds = cell_seeds(args.seed, args.seeds)
     out = (args.out or args.reports / "matrix").resolve()
     print(f"chaoskit matrix: seed {seed} ({', '.join(map(str, seeds))}), clients {', '.join(clients)}, suites "
@@ -93,7 +102,7 @@ def matrix_command(args: argparse.Namespace) -> int:
                 # a cell not claimed is shown, not judged: one seed shows what was seen
                 run_seeds = seeds[:1] if expected == "not claimed" else seeds
                 runs = [run_cell(suite, out / "cells" / suite / client / profile / str(s), seed=s, profile=profile,
-                                 client=client, suites_dir=args.suites_dir) for s in run_seeds]
+                                 client=client, suites_dir=args.suites_dir, broker=broker) for s in run_seeds]
                 cell = {"suite": suite, "guarantee": guarantee, "client": client, "profile": profile,
                         "expected": expected, "word": classify(runs, expected), "seeds": runs}
                 report["cells"].append(cell)

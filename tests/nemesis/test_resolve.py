@@ -38,6 +38,13 @@ def test_each_kind_names_the_node_it_means_now():
     assert node_names(c, ("broker", "zookeeper")) == ["broker-1", "broker-2", "broker-3", "zookeeper-1"]
 
 
+def test_storage_is_the_storage_node_of_a_broker_that_keeps_its_data_apart():
+    c = cluster()
+    c.nodes.append(node("storage-1", "storage"))
+    assert resolve("storage", c) == "storage-1"
+    assert "storage-1" in node_names(c, ("broker", "storage"))
+
+
 def test_the_coordinator_is_the_leader_of_the_group_s_offsets_partition():
     from chaoskit.protocol.topics import partition_for
 
@@ -54,6 +61,7 @@ def test_the_coordinator_is_the_leader_of_the_group_s_offsets_partition():
     ("active-controller", cluster(controller=None), "no controller"),
     ("random-broker", cluster(running=()), "no broker"),
     ("broker:7", cluster(), "brokers"),
+    ("storage", cluster(), "keeps no storage apart from its brokers"),
 ])
 def test_a_target_naming_nothing_says_why(target, c, message, monkeypatch):
     monkeypatch.setattr(resolving, "ELECTION_WITHIN_S", 0.3)

@@ -117,3 +117,29 @@ def test_a_bad_broker_option_stops_the_session_in_one_line(pytester, args, line)
     result = pytester.runpytest(*args)
     result.stderr.fnmatch_lines([line])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def _cli(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "chaoskit.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_a_run_a_broker_cannot_take_is_refused_in_one_line_before_anything_starts(tmp_path, built_tansu):
+    test = ChaosTest("t", faults={"mean_interval_s": 5, "window_s": [1, 2], "faults": {},
+                                  "scripted": [{"at_s": 1, "fault": "zombie-isr", "target": "leader-of:orders/0",
+                                                "window_s": 2}]})
+    path = tmp_path / "test.json"
+    path.write_text(json.dumps(test.to_json()))
+    cases = {("--broker", "tansu"): "fault zombie-isr: tansu 0.6.0 does not implement controllers apart from its "
+                                    "brokers or a ZooKeeper view of its partitions",
+             ("--broker", "tansu", "--broker-storage", "s3"): "tansu 0.6.0 runs on sqlite, postgres, memory, not 's3'",
+             ("--broker", "kraft"): "no broker named 'kraft'; installed: chaoskit, tansu",
+             ("--broker", "tansu", "--brokers", "0"): "--brokers is a count of brokers (1 or more), not 0"}
+    for args, line in cases.items():
+        done = _cli("run", str(path), *args)
+        assert done.returncode == 3, (args, done.stderr)
+        assert line in done.stderr and len(done.stderr.strip().splitlines()) == 1, (args, done.stderr)
+    done = _cli("matrix", "--broker", "tansu", "--broker-storage", "s3", "--suites", "durability")
+    assert done.returncode == 3 and "not 's3'" in done.stderr
