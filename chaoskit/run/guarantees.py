@@ -42,6 +42,8 @@ GUARANTEES: dict[str, Guarantee] = {g.name: g for g in (
               "clean elections", CLUSTER_SIDE, ("kip320_zombie",)),
     Guarantee("kafka-durability", "Kafka", "an acknowledged (acks=all) write is never lost, across broker kills "
               "and storage faults", CLUSTER_SIDE, ("durability",)),
+    Guarantee("kafka-one-log", "Kafka", "one offset holds one record and one record one offset, however many "
+              "brokers take writes for a partition", CLUSTER_SIDE, ("shared_log",)),
     Guarantee("kafka-20029-one-coordinator", "KAFKA-20029", "each consumer group has one coordinator, the "
               "internal topics never grow", CLUSTER_SIDE, ("internal_topic_guardrail",)),
 )}

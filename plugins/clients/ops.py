@@ -167,7 +167,14 @@ class ClientBase:
 
     @property
     def bootstrap(self) -> str:
-        return self.test.cluster.bootstrap_servers
+        """The brokers a client starts from: all of them; with option `spread`, one, by the process's
+        number, so that where each broker names only itself in Metadata (tansu) the processes spread
+        over the brokers instead of all writing through the first."""
+        cluster = self.test.cluster
+        if self.options.get("spread"):
+            ids = sorted(cluster.brokers)
+            return "%s:%d" % cluster.client_address(ids[self.process % len(ids)])
+        return cluster.bootstrap_servers
 
     @property
     def group(self) -> str:
