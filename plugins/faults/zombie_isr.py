@@ -11,7 +11,9 @@ pick) and F (the other follower).
 1. Z's fetches from L are cut until L drops it from the ISR (a leader's own ISR change: the leader
    epoch stays).
 2. Z loses ZooKeeper: its session expires and the controller marks it offline. Z was not in the
-   ISR, so no epoch is bumped: Z's fetches, at the current epoch, are not fenced.
+   ISR, so no epoch is bumped: Z's fetches, at the current epoch, are not fenced. A Z that leads
+   another partition loses its clients' links too (`client_links`), or the producers' sends there
+   would wait on a zombie leader for the rest of the story.
 3. Z's fetches heal: it catches up with L. Patched, L keeps it out of the ISR (it is offline);
    without the rule it joins (`rejoined`), waited for up to `rejoin_timeout_s`.
 4. The producers pause (a record appended while F is in the ISR but no longer fetching is never
@@ -31,7 +33,7 @@ pick) and F (the other follower).
    the rule.
 
 `resolved` holds each step's time, `rejoined`, `acknowledged_without_follower` and `elected` (old
-and new leader). The stop heals Z's ZooKeeper links and F's fetches and restarts L. Params:
+and new leader). The stop heals Z's ZooKeeper (and client) links and F's fetches and restarts L. Params:
 `rejoin_timeout_s` (6), `solo_s` (2), `solo_timeout_s` (10), `step_timeout_s` (20).
 """
 from __future__ import annotations
@@ -47,12 +49,17 @@ from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit_plugins.faults.cluster_faults import led_partition, replica_offset, zookeeper_links
 
 
+def leaders_of_others(cluster: Any, topic: str, partition: int) -> set[int]:
+    """The brokers leading the topic's other partitions now."""
+    states = [cluster.partition_state(topic, p) for p in cluster.view.assignment(topic) or {} if p != partition]
+    return {s.leader for s in states if s is not None}
+
+
 def zombie_first(cluster: Any, topic: str, partition: int, followers: list[int], pick: int) -> list[int]:
     """The two followers, the zombie first: one that leads no other partition of the topic when there
     is one (a zombie *leader* would hold up the producers writing there, synchronous ones altogether,
     until their requests time out), else chosen with the pick."""
-    states = [cluster.partition_state(topic, p) for p in cluster.view.assignment(topic) or {} if p != partition]
-    leading = {s.leader for s in states if s is not None}
+    leading = leaders_of_others(cluster, topic, partition)
     order = {r: (i + pick) % 2 for i, r in enumerate(followers)}
     return sorted(followers, key=lambda r: (r in leading, order[r]))
 
@@ -76,6 +83,11 @@ class ZombieIsrFault(WindowedFault):
         state: dict[str, Any] = {
             "topic": topic, "partition": partition, "leader": leader.broker_id, "zombie": zombie.broker_id,
             "follower": follower.broker_id, "steps": [], "zk_links": zookeeper_links(ctx, zombie),
+            # a zombie that leads another partition (every follower does, with more partitions than
+            # brokers) would hold the producers' acks=all sends there until the story ends: the
+            # clients lose it with its session, and go to the leaders the controller elects instead
+            "client_links": [link_name("client", zombie.name)]
+            if zombie.broker_id in leaders_of_others(cluster, topic, partition) else [],
             "fetch_links": [link_name(zombie.name, leader.name), link_name(follower.name, leader.name)], "cut": []}
         began = time.monotonic()
         timeout = float(params.get("step_timeout_s", 20))
@@ -100,7 +112,7 @@ class ZombieIsrFault(WindowedFault):
             cut(state["fetch_links"][:1])
             step("zombie-out-of-isr", lambda: zombie.broker_id not in isr(),
                  f"{leader.name} dropping {zombie.name} from the ISR of {topic}/{partition}", log=leader.log_path)
-            cut(state["zk_links"])
+            cut(state["zk_links"] + state["client_links"])
             step("zombie-offline", lambda: not cluster.view.registered(zombie.broker_id),
                  f"{zombie.name}'s ZooKeeper session expiring", log=zombie.log_path)
             heal(state["fetch_links"][:1])
