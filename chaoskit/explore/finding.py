@@ -13,6 +13,17 @@ from chaoskit.explore.steps import StepSchedule, to_test
 from chaoskit.run.chaostest import TEST_FILE, ChaosTest, chaoskit_command
 
 
+def broker_title(test: ChaosTest) -> str:
+    """The broker a finding was found on, as its maintainers name it: "chaoskit", "tansu 0.6.0 over sqlite"."""
+    from chaoskit.pluginmanager import broker_kind
+
+    try:
+        kind = broker_kind(test.broker)
+    except ValueError:
+        return test.broker
+    return f"{kind.title} over {test.broker_storage}" if test.broker_storage else kind.title
+
+
 def write_finding(folder: Path, base: ChaosTest, schedule: StepSchedule, seed: int, results: dict[str, Any],
                   check: str, stage: str, replays: tuple[int, int] | None = None, run_dir: Path | None = None,
                   duration_s: float | None = None) -> None:
@@ -22,14 +33,15 @@ def write_finding(folder: Path, base: ChaosTest, schedule: StepSchedule, seed: i
     test = to_test(base, schedule, f"{base.name}-finding", seed, reports=base.reports,
                    duration_s=duration_s or base.duration_s)
     how = f"failed in {replays[0]} of {replays[1]} replays" if replays else "as found (not yet replayed)"
+    broker = broker_title(test)
     verdict = results.get("verdict") or {}
     files = {TEST_FILE: json.dumps(test.to_json(), indent=1) + "\n",
              "schedule.txt": "\n".join(schedule.lines()) + "\n",
-             "verdict.json": json.dumps({"check": check, "stage": stage, "valid": results.get("valid"),
+             "verdict.json": json.dumps({"check": check, "stage": stage, "valid": results.get("valid"), "broker": broker,
                                          "witnesses": (verdict.get("results") or {}).get(check, {}),
                                          "verdict": verdict}, indent=1) + "\n",
              "replay.txt": f"{chaoskit_command()} run {folder / TEST_FILE}\n# {stage}: {len(schedule.steps)} steps, {how}; the "
-                           f"failing run's history, logs and results are in run/\n"}
+                           f"failing run's history, logs and results are in run/\n# broker: {broker}, client: {test.client}\n"}
     for d in [folder] + ([folder / "found"] if stage == "found" else []):
         for name, text in files.items():
             write_atomically(d / name, text)
