@@ -44,6 +44,8 @@ GUARANTEES: dict[str, Guarantee] = {g.name: g for g in (
               "and storage faults", CLUSTER_SIDE, ("durability",)),
     Guarantee("kafka-one-log", "Kafka", "one offset holds one record and one record one offset, however many "
               "brokers take writes for a partition", CLUSTER_SIDE, ("shared_log",)),
+    Guarantee("kafka-partition-order", "Kafka", "a producer's records of one partition get increasing offsets and a "
+              "consumer reads a partition in offset order, skipping nothing", CLUSTER_SIDE, ("partition_order",)),
     Guarantee("kafka-20029-one-coordinator", "KAFKA-20029", "each consumer group has one coordinator, the "
               "internal topics never grow", CLUSTER_SIDE, ("internal_topic_guardrail",)),
 )}
