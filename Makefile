@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup test demo bench tansu clean distclean
+.PHONY: setup test demo bench tansu nightly-tansu clean distclean
 
 setup:
 	@bash scripts/setup.sh
@@ -22,6 +22,10 @@ bench: setup
 # a broker nobody here wrote, built once per machine into the user's cache (never by test or demo)
 tansu:
 	@bash scripts/tansu.sh
+
+# a night on tansu: its build, the generic suites on SQLite and PostgreSQL, a search on each
+nightly-tansu: setup
+	@bash scripts/nightly_tansu.sh
 
 clean:
 	rm -rf reports/runs reports/allure-results reports/nightly .pytest_cache .hypothesis
