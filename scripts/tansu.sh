@@ -25,15 +25,19 @@ started=$(date +%s)
 CARGO_TARGET_DIR="$ROOT/target" cargo install tansu --version "$VERSION" --locked --features "$FEATURES" \
   --root "$ROOT" >"$LOG" 2>&1 &
 build=$!
+ticks=0
 while kill -0 "$build" 2>/dev/null; do
-  sleep 30
-  done_units=$(grep -c '^ *Compiling ' "$LOG" 2>/dev/null || true)
-  echo "tansu: $(( $(date +%s) - started )) s, $done_units crates compiled"
+  sleep 1
+  ticks=$((ticks + 1))
+  if [ $((ticks % 30)) -eq 0 ]; then  # progress every 30 s
+    done_units=$(grep -c '^ *Compiling ' "$LOG" 2>/dev/null || true)
+    echo "tansu: $(( $(date +%s) - started )) s, $done_units crates compiled"
+  fi
 done
 if ! wait "$build"; then
-  echo "tansu: the build failed (last lines of $LOG below); fix what they name and run make tansu again" >&2
-  tail -n 15 "$LOG" >&2
-  exit 1
+  why=$(grep -m1 '^error' "$LOG" || tail -n 1 "$LOG")
+  echo "tansu: the build failed ($why); its output is in $LOG: fix what it names and run make tansu again" >&2
+  exit 3
 fi
 echo "$FEATURES" > "$ROOT/features"
 echo "tansu: built $VERSION in $(( $(date +%s) - started )) s: $BIN"

@@ -106,3 +106,27 @@ def test_the_memory_engine_loses_acknowledged_writes_and_the_durability_suite_re
     lost = {name for name in ("unseen", "lost-write") if verdict[name]["valid"] is False}
     assert lost, {k: v["counts"] for k, v in verdict.items()}
     assert "must check clean" in done.stdout and "--chaos-broker-storage=memory" in done.stdout
+
+
+def _build(tmp_path: Path, path: str) -> subprocess.CompletedProcess:
+    env = {"PATH": path, "HOME": str(tmp_path), "CHAOSKIT_TANSU_HOME": str(tmp_path / "home")}
+    return subprocess.run(["bash", str(ROOT / "scripts" / "tansu.sh")], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def test_make_tansu_without_cargo_or_with_a_failing_build_says_what_to_do_in_one_line(tmp_path):
+    done = _build(tmp_path, "/usr/bin:/bin")
+    assert done.returncode == 3
+    assert done.stderr.strip() == ("tansu: cargo is not installed: install Rust's toolchain with rustup, then run "
+                                   "make tansu again")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "cargo").write_text("#!/bin/sh\necho '   Compiling tansu v0.6.0'\necho 'error: linker `cc` not found'\n"
+                                "exit 101\n")
+    (fake / "cargo").chmod(0o755)
+    done = _build(tmp_path, f"{fake}:/usr/bin:/bin")
+    assert done.returncode == 3
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "the build failed (error: linker `cc` not found)" in lines[0], done.stderr
+    assert "run make tansu again" in lines[0]
+    assert not (tmp_path / "home" / "features").exists()  # a failed build is not taken for a built one
