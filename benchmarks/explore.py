@@ -4,6 +4,9 @@ Two parts (either or both):
 - `--rate`: one 10 s schedule (an expansion, a broker killed, latency on the clients) run `--runs`
   times each way: a fresh cluster per run (`chaoskit run`'s way), one kept cluster (a lane), and
   `--jobs` lanes at once. Prints each way's schedules per minute and its ratio to fresh clusters.
+- `--broker NAME`: one 10 s schedule any broker can take (a broker killed, latency on the clients),
+  `--runs` times on chaoskit's own broker and on NAME (tansu: one broker over SQLite), each run on a
+  cluster of its own, with kafka-python; prints each one's schedules per minute and their ratio.
 - `--race` (or `--mutations a,b,c`): for each mutation and each of `--seeds` seeds, an explore with the mutation on
   from the default base, coverage-guided and plain random (each schedule drawn afresh from the same
   grammar), for `--budget` each, until the first catch. Prints each one's time to the first catch
@@ -13,7 +16,7 @@ Two parts (either or both):
   readonly-refusal): up to 3 h with the defaults.
 Without either, `--rate` alone (what `make bench` runs).
 
-Usage: python benchmarks/explore.py [--rate] [--runs 6] [--jobs 2]
+Usage: python benchmarks/explore.py [--rate] [--runs 6] [--jobs 2] [--broker tansu]
                                     [--race | --mutations M,...] [--seeds 3] [--seed 1] [--budget 10m] [--out DIR]
 """
 from __future__ import annotations
@@ -39,6 +42,24 @@ HARDEST = ("position-exchange", "offline-replica-isr", "readonly-refusal")
 TEN_SECONDS = StepSchedule((Step("admin", 2.0, 0.5, "client", {"op": "expand", "topic": "orders", "to": 6}, pick=1),
                             Step("kill", 4.0, 2.0, "random-broker", pick=2),
                             Step("latency", 6.0, 2.0, "client", {"latency": 50}, pick=3)))
+
+
+GENERIC = StepSchedule((Step("kill", 3.0, 2.0, "random-broker", pick=2),
+                        Step("latency", 6.0, 2.0, "client", {"latency": 50}, pick=3)))
+
+
+def broker_rate(broker: str, runs: int, out: Path) -> dict[str, float]:
+    """Schedules per minute of one generic 10 s schedule on chaoskit's broker and on `broker`."""
+    from chaoskit.run.chaostest import on_its_broker
+
+    figures = {}
+    for name in ("chaoskit", broker):
+        base = on_its_broker(replace(default_base("kafka-python", duration_s=10.0), reports=out, broker=name))
+        began = time.monotonic()
+        for i in range(runs):
+            run(to_test(base, GENERIC, f"rate-{name}-{i}", seed=i, suffix=f"-{name}{i}"))
+        figures[name] = runs / (time.monotonic() - began) * 60
+    return figures
 
 
 def rate(runs: int, jobs: int, out: Path) -> dict[str, float]:
@@ -109,6 +130,7 @@ def main() -> int:
     p.add_argument("--rate", action="store_true", help="measure schedules per minute")
     p.add_argument("--runs", type=int, default=6)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--broker", help="compare schedules per minute on chaoskit's broker and on this one (tansu)")
     p.add_argument("--race", action="store_true", help=f"race guided and random search on {', '.join(HARDEST)}")
     p.add_argument("--mutations", help="race on these mutations instead (comma-separated)")
     p.add_argument("--seeds", type=int, default=3)
@@ -120,7 +142,12 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     figures: dict[str, Any] = {"measured": time.strftime("%Y-%m-%d %H:%M"), "jobs": args.jobs}
     names = args.mutations.split(",") if args.mutations else list(HARDEST) if args.race else []
-    if args.rate or not names:
+    if args.broker:
+        figures["brokers"] = broker_rate(args.broker, args.runs, out / "brokers")
+        own = figures["brokers"]["chaoskit"]
+        for name, per_minute in figures["brokers"].items():
+            print(f"broker {name}: {per_minute:.1f} schedules/min ({per_minute / own:.2f}x chaoskit's)", flush=True)
+    if args.rate or not (names or args.broker):
         figures["rate"] = rate(args.runs, args.jobs, out / "rate")
         fresh = figures["rate"]["fresh clusters"]
         for way, per_minute in figures["rate"].items():
