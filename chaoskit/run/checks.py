@@ -16,6 +16,14 @@ the others still run.
 `unordered_topics` are topics whose config `enable.ordered.delivery` is false: KIP-253 promises no
 per-key order there, so the order checks (`ORDER_CHECKS`) judge the history without their ops (a
 poll op reads one topic); every other check judges the whole history.
+
+    run_checks(h, compacted_topics={"orders"})             # compaction may drop superseded records there
+
+`compacted_topics` are topics with `cleanup.policy` compact: Kafka keeps only a key's last record
+there, so a record a later acknowledged record of its key and partition superseded may be gone by
+design before any consumer reads it. The checks that judge what was read (`READ_CHECKS`) judge the
+history without such superseded sends; every other check (a producer's offsets, two values at an
+offset) judges them all.
 """
 from __future__ import annotations
 
@@ -29,6 +37,7 @@ from chaoskit.checkers.result import CheckResult
 from chaoskit.checkers.situate import situate
 from chaoskit.checkers.verdict import Verdict
 from chaoskit.history.reader import History, as_history
+from chaoskit.history.schema import json_text
 from chaoskit.roles import Checker, LiveRun
 
 
@@ -68,6 +77,30 @@ ORDER_CHECKS = frozenset({"key-order"})  # what a topic without ordered delivery
 # what only a drain that finished can show: a write nobody read yet is unseen only once the consumers
 # read to the end; on a run's history that stops before its drain's end (History.unfinished) it is unknown
 NEEDS_DRAIN = frozenset({"unseen"})
+# what a compacted topic is not promised for a record a later one of its key superseded: that it is read
+READ_CHECKS = frozenset({"lost-write", "unseen", "poll-skip"})
+
+
+def without_superseded(history: History, topics: set[str]) -> History:
+    """The history less the sends (invocation and completion) to one of the compacted `topics` whose
+    key a later acknowledged send to the same partition wrote again: compaction may remove them."""
+    last: dict[tuple[Any, Any, Any], int] = {}
+    for op in history.ops:
+        if _keyed_ack(op, topics):
+            where = (op["topic"], op.get("partition"), op["key"])
+            last[where] = max(last.get(where, -1), int(op["offset"]))
+    gone = {(op.get("process"), json_text(op.get("value"))) for op in history.ops if _keyed_ack(op, topics)
+            and int(op["offset"]) < last[(op["topic"], op.get("partition"), op["key"])]}
+    if not gone:
+        return history
+    return History([op for op in history.ops if not (op.get("f") == "send" and op.get("topic") in topics
+                                                     and (op.get("process"), json_text(op.get("value"))) in gone)],
+                   history.problems)
+
+
+def _keyed_ack(op: Any, topics: set[str]) -> bool:
+    return (op.get("f") == "send" and op.get("type") == "ok" and op.get("topic") in topics
+            and op.get("key") is not None and op.get("offset") is not None)
 
 
 def without_topics(history: History, topics: set[str]) -> History:
@@ -77,7 +110,7 @@ def without_topics(history: History, topics: set[str]) -> History:
 
 def run_checks(history: Any, checks: list[str] | None = None, engine: str = "auto", master: str | None = None,
                model: str | None = None, budget_s: float = 60.0, test: LiveRun | None = None,
-               unordered_topics: Iterable[str] = ()) -> Verdict:
+               unordered_topics: Iterable[str] = (), compacted_topics: Iterable[str] = ()) -> Verdict:
     if engine not in ENGINES:
         raise ValueError(f"engine {engine!r}: use one of {', '.join(ENGINES)}")
     if model is not None and model not in MODELS:
@@ -86,12 +119,16 @@ def run_checks(history: Any, checks: list[str] | None = None, engine: str = "aut
     engine = chosen_engine(engine, master, len(history))
     names = list(checks) if checks is not None else default_checks(history, model)
     chosen = checkers(names, engine=engine, spark_master=master, model=model, budget_s=budget_s)
-    unordered = set(unordered_topics)
+    unordered, compacted = set(unordered_topics), set(compacted_topics)
     apart = {n: chosen.pop(n) for n in list(chosen) if n in ORDER_CHECKS} if unordered else {}
+    reads = {n: chosen.pop(n) for n in list(chosen) if n in READ_CHECKS} if compacted else {}
     required = list(checks) if checks is not None else None
     verdict = compose(chosen, test, history, required=required)
-    if apart:
-        verdict.results.update(compose(apart, test, without_topics(history, unordered)).results)
+    for part, view in ((apart, lambda: without_topics(history, unordered)),
+                       (reads, lambda: without_superseded(history, compacted))):
+        if part:
+            verdict.results.update(compose(part, test, view()).results)
+    if apart or reads:
         verdict.results = {n: verdict.results[n] for n in names}
     verdict.engine = engine
     return verdict

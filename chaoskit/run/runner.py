@@ -318,8 +318,12 @@ def analyze(parts: Parts) -> Verdict:
     from chaoskit.checkers.spark.session import copy_log_since, log_mark
 
     mark = log_mark()
+    from chaoskit.protocol.topics import compacted
+
+    default_policy = str(test.broker_config.get("log.cleanup.policy", "delete"))
     verdict = run_checks(history, test.checks, engine=test.engine, master=test.spark_master, test=parts.live,
-                         unordered_topics=[t.name for t in test.topics if not t.ordered_delivery])
+                         unordered_topics=[t.name for t in test.topics if not t.ordered_delivery],
+                         compacted_topics=[t.name for t in test.topics if compacted(t.config, default_policy)])
     copy_log_since(mark, parts.live.run_dir / "spark.log")  # type: ignore[operator]  # Spark's lines for it
     parts.stats["engine"] = verdict.engine
     parts.stats["check_s"] = round(time.monotonic() - checking, 3)
