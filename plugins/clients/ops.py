@@ -45,6 +45,11 @@ def poll_record(partition: int, offset: int, key: bytes | None, value: bytes | N
 
 
 def ok(op: Op, **fields: Any) -> Op:
+    """A completed op. An acknowledged send whose answer names no offset (-1: a broker that found the
+    batch a duplicate of one it already has may say so) was written at an offset nobody knows: None,
+    never -1 (two such sends are not two values at one offset)."""
+    if isinstance(fields.get("offset"), int) and fields["offset"] < 0:
+        fields["offset"] = None
     return {**op, "type": "ok", **fields}
 
 

@@ -77,3 +77,12 @@ def test_consumers_share_the_runs_group_unless_each_topic_gets_its_own():
     assert ClientBase().open(test, 0).group_for("a") == "run-7"
     per_topic = ClientBase(group_per_topic=True).open(test, 0)
     assert (per_topic.group_for("a"), per_topic.group_for("b")) == ("run-7-a", "run-7-b")
+
+
+def test_a_send_acknowledged_without_an_offset_is_recorded_at_no_offset():
+    """A broker may acknowledge a batch it found a duplicate of with offset -1 (tansu does): two such
+    sends must not read as two values at offset -1."""
+    op = {"f": "send", "process": 0, "value": [0, "k", 1]}
+    assert ok(op, partition=1, offset=-1)["offset"] is None
+    assert ok(op, partition=1, offset=0)["offset"] == 0
+    assert ok(op, value=[])["type"] == "ok"
