@@ -39,6 +39,8 @@ def register(sub: Any) -> None:
                         "linearizability under that model")
     p.add_argument("--checks", help=f"comma-separated checks to run (default: every applicable one); "
                                     f"known: {', '.join(CHECKS)}")
+    p.add_argument("--compacted-topics", help="comma-separated topics with cleanup.policy compact: a record a later "
+                                              "one of its key superseded may go unread there (compaction)")
     p.add_argument("--json", action="store_true", help="print the full verdict as JSON")
     p.add_argument("--spark-master", help="a Spark master URL (default: local[2])")
     p.add_argument("--engine", choices=ENGINES, default="auto",
@@ -78,7 +80,9 @@ def check_one(path: Path, args: argparse.Namespace, checks: list[str] | None) ->
     except ValueError as e:  # HistoryError among them
         print(f"chaoskit check: {one_line(str(e) if str(path) in str(e) else f'{path}: {e}')}", file=sys.stderr)
         return BAD_INPUT
-    verdict = run_checks(history, checks, engine=args.engine, master=args.spark_master, model=model)
+    compacted = [t.strip() for t in (args.compacted_topics or "").split(",") if t.strip()]
+    verdict = run_checks(history, checks, engine=args.engine, master=args.spark_master, model=model,
+                         compacted_topics=compacted)
     if args.json:
         out = {**verdict.to_json(), "engine": verdict.engine}
         several = len(args.paths) > 1  # then a verdict per line, each naming its history
