@@ -29,6 +29,13 @@ class BrokerKind:
     # ("run `make tansu`", "apt-get install -y postgresql")
     unavailable: Callable[[str | None], str | None] = field(default=lambda storage: None)
     max_brokers: Callable[[str | None], int] = field(default=lambda storage: 1 << 30)
+    backends: tuple[str, ...] = ("local", "docker")  # where its nodes can run
+
+    def runs_on(self, backend: str) -> str | None:
+        """Why it cannot run on `backend`, or None."""
+        if backend in self.backends:
+            return None
+        return f"{self.title} runs on the {' or '.join(self.backends)} backend, not {backend}"
 
     def __post_init__(self) -> None:
         caps.checked(self.capabilities)

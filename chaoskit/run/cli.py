@@ -90,6 +90,9 @@ def on_broker(test: Any, faults: dict[str, Any]) -> None:
 
     kind = broker_kind(test.broker)
     kind.storage(test.broker_storage)
+    why = kind.runs_on(test.backend)
+    if why:
+        raise ValueError(why)
     if test.profile != "patched":
         why = kind.lacking({"unpatched"})
         if why:

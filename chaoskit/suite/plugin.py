@@ -54,7 +54,7 @@ MARKERS = (
     "clients it runs with; `guarantee` the promise it tests, for what clients claim)",
     "chaos_needs(*capabilities): what of the broker beyond Kafka's core the test needs "
     "(chaoskit.cluster.capabilities: kip253, kip320, kip694, guardrail, zookeeper, controllers, unpatched, "
-    "mutations); on a broker without it the test is skipped, saying which",
+    "mutations, storage); on a broker without it the test is skipped, saying which",
     "nightly: a long chaos run, left out of CI (run with -m nightly)",
     "docker: needs a Docker engine (the docker backend)",
 )
@@ -136,7 +136,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if caps.UNPATCHED not in kind.capabilities and PROFILES[0] not in chosen:
         needs.add(caps.UNPATCHED)
     storage = chaos_option(metafunc.config, "chaos_broker_storage")
-    why = kind.lacking(needs, storage) or kind.unavailable(kind.storage(storage))
+    why = (kind.lacking(needs, storage) or kind.runs_on(chaos_option(metafunc.config, "chaos_backend"))
+           or kind.unavailable(kind.storage(storage)))
     if why is not None:
         return _skip_all(metafunc, why)
     skipped = []

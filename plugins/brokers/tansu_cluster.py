@@ -99,7 +99,7 @@ class TansuNode(RetriesTakenPort, Node):
 def tansu_broker() -> BrokerKind:
     """tansu as chaoskit tests it: the Kafka core, and a storage service of its own over PostgreSQL."""
     return BrokerKind("tansu", tansu.TITLE, frozenset(), TansuCluster, tansu.STORAGES,
-                      {"postgres": frozenset({caps.STORAGE})}, tansu.unavailable, tansu.max_brokers)
+                      {"postgres": frozenset({caps.STORAGE})}, tansu.unavailable, tansu.max_brokers, ("local",))
 
 
 class TansuCluster(ProxyRouting, Lifecycle):

@@ -143,3 +143,10 @@ def test_a_run_a_broker_cannot_take_is_refused_in_one_line_before_anything_start
         assert line in done.stderr and len(done.stderr.strip().splitlines()) == 1, (args, done.stderr)
     done = _cli("matrix", "--broker", "tansu", "--broker-storage", "s3", "--suites", "durability")
     assert done.returncode == 3 and "not 's3'" in done.stderr
+
+
+def test_tansu_on_the_docker_backend_is_skipped_saying_it_runs_on_the_local_one(pytester, built_tansu):
+    pytester.makepyfile(test_generic=GENERIC)
+    result = pytester.runpytest("--chaos-dry-run", "--chaos-broker=tansu", "--chaos-backend=docker", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*tansu 0.6.0 runs on the local backend, not docker*"])
