@@ -59,6 +59,11 @@ class BrokerKind:
         """The broker count a run gets: as asked, up to what the storage engine serves."""
         return max(1, min(asked, self.max_brokers(storage)))
 
+    def refusal(self, needs: Any = (), backend: str = "local", storage: str | None = None) -> str | None:
+        """Why a test needing these capabilities, on `backend` and `storage`, cannot run on this broker
+        here (it lacks one, runs elsewhere, or is not installed), or None."""
+        return self.lacking(needs, storage) or self.runs_on(backend) or self.unavailable(self.storage(storage))
+
     def storage(self, asked: str | None) -> str | None:
         """The storage engine to run on (the default when none is asked); ValueError for one it lacks."""
         if not self.storages:

@@ -146,6 +146,14 @@ class ChaosTest:
         return cls(**values)
 
     @property
+    def compacted_topics(self) -> list[str]:
+        """Its topics whose cleanup.policy (theirs, else the brokers' log.cleanup.policy) compacts."""
+        from chaoskit.protocol.topics import compacted
+
+        default = str(self.broker_config.get("log.cleanup.policy", "delete"))
+        return [t.name for t in self.topics if compacted(t.config, default)]
+
+    @property
     def group_id(self) -> str:
         """The consumer group of the run's clients."""
         return f"chaoskit-{self.name}"

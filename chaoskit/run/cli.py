@@ -88,20 +88,14 @@ def on_broker(test: Any, faults: dict[str, Any]) -> None:
     for, or lacks what one of its faults needs."""
     from chaoskit.pluginmanager import broker_kind
 
+    from chaoskit.cluster import capabilities as caps
+
     kind = broker_kind(test.broker)
-    kind.storage(test.broker_storage)
-    why = kind.runs_on(test.backend)
-    if why:
-        raise ValueError(why)
-    if test.profile != "patched":
-        why = kind.lacking({"unpatched"})
-        if why:
-            raise ValueError(why)
     for name, factory in faults.items():
-        why = kind.lacking(getattr(factory, "needs", ()))
+        why = kind.lacking(getattr(factory, "needs", ()), test.broker_storage)
         if why:
             raise ValueError(f"fault {name}: {why}")
-    why = kind.unavailable(kind.storage(test.broker_storage))
+    why = kind.refusal({caps.UNPATCHED} if test.profile != "patched" else (), test.backend, test.broker_storage)
     if why:
         raise ValueError(why)
 

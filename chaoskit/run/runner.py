@@ -291,11 +291,9 @@ def drain(parts: Parts) -> None:
 
 def restore(parts: Parts) -> None:
     """Each compacted topic read from its start to its end, what compaction left recorded as ops."""
-    from chaoskit.protocol.topics import compacted
     from chaoskit.run.restore import restore_read
 
-    default = str(parts.test.broker_config.get("log.cleanup.policy", "delete"))
-    topics = [t.name for t in parts.test.topics if compacted(t.config, default)]
+    topics = parts.test.compacted_topics
     if topics:
         parts.stats["restored"] = restore_read(parts.live.cluster.bootstrap_servers, topics, parts.live.record)
 
@@ -318,12 +316,9 @@ def analyze(parts: Parts) -> Verdict:
     from chaoskit.checkers.spark.session import copy_log_since, log_mark
 
     mark = log_mark()
-    from chaoskit.protocol.topics import compacted
-
-    default_policy = str(test.broker_config.get("log.cleanup.policy", "delete"))
     verdict = run_checks(history, test.checks, engine=test.engine, master=test.spark_master, test=parts.live,
                          unordered_topics=[t.name for t in test.topics if not t.ordered_delivery],
-                         compacted_topics=[t.name for t in test.topics if compacted(t.config, default_policy)])
+                         compacted_topics=test.compacted_topics)
     copy_log_since(mark, parts.live.run_dir / "spark.log")  # type: ignore[operator]  # Spark's lines for it
     parts.stats["engine"] = verdict.engine
     parts.stats["check_s"] = round(time.monotonic() - checking, 3)

@@ -136,8 +136,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if caps.UNPATCHED not in kind.capabilities and PROFILES[0] not in chosen:
         needs.add(caps.UNPATCHED)
     storage = chaos_option(metafunc.config, "chaos_broker_storage")
-    why = (kind.lacking(needs, storage) or kind.runs_on(chaos_option(metafunc.config, "chaos_backend"))
-           or kind.unavailable(kind.storage(storage)))
+    why = kind.refusal(needs, chaos_option(metafunc.config, "chaos_backend"), storage)
     if why is not None:
         return _skip_all(metafunc, why)
     skipped = []
