@@ -147,21 +147,38 @@ def grammar_for(base: ChaosTest, faults: list[str] | None = None) -> Grammar:
         why = kind.lacking(getattr(found[name], "needs", ()), base.broker_storage)
         if why:
             raise ValueError(f"fault {name}: {why}")
-    usable = [f for f in faults or registered if getattr(found[f], "needs", frozenset()) <= has]
+    client = client_factory(base.client)
+    for name in faults or ():
+        if not client_can(client, found[name]):
+            raise ValueError(f"fault {name}: client {base.client} lacks {', '.join(found[name].client_needs)}")
+    usable = [f for f in faults or registered
+              if getattr(found[f], "needs", frozenset()) <= has and client_can(client, found[f])]
     fixed = {k: v for t in base.topics for k, v in t.config.items()}
     return Grammar.for_faults(usable, {t.name: t.partitions for t in base.topics}, base.duration_s,
                               base.brokers, collect(pm, "steps"), fixed, has)
 
 
-def client_claims(name: str) -> frozenset[str] | None:
-    """The guarantees the client claims (None when it is not installed: then it is held to all)."""
+def client_factory(name: str) -> Any:
+    """The client plugin registered as `name` (None when it is not installed)."""
     from chaoskit.pluginmanager import lookup
-    from chaoskit.run.guarantees import claims_of
 
     try:
-        return claims_of(lookup("clients", name))
+        return lookup("clients", name)
     except ValueError:
         return None
+
+
+def client_can(client: Any, fault: Any) -> bool:
+    """Whether the client (its plugin class; None: unknown, so yes) has what the fault needs of it."""
+    return client is None or all(hasattr(client, m) for m in getattr(fault, "client_needs", ()))
+
+
+def client_claims(name: str) -> frozenset[str] | None:
+    """The guarantees the client claims (None when it is not installed: then it is held to all)."""
+    from chaoskit.run.guarantees import claims_of
+
+    client = client_factory(name)
+    return None if client is None else claims_of(client)
 
 
 def base_schedule(base: ChaosTest, grammar: Grammar) -> StepSchedule | None:

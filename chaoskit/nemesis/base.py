@@ -57,6 +57,9 @@ class WindowedFault:
     # what of the broker beyond Kafka's core the fault needs (chaoskit.cluster.capabilities): a run
     # on a broker without it is refused before anything starts, and explore never draws it there
     needs: frozenset[str] = frozenset()
+    # the methods the run's client must have (a stock client lacks the ordered client's hooks):
+    # explore never draws the fault for a client without them
+    client_needs: tuple[str, ...] = ()
 
     def __init__(self, **options: Any) -> None:
         self.options = options  # defaults for every window's params

@@ -287,13 +287,17 @@ class StaleMetadataFault(WindowedFault):
         self.context.cutter.heal(state["links"], state["how"])
 
 
+FREEZE = ("freeze_metadata", "thaw_metadata")
+
+
 def freezable(clients: list[Any]) -> list[Any]:
     """The clients that can stop refreshing metadata (`freeze_metadata()`/`thaw_metadata()`)."""
-    return [c for c in clients if hasattr(c, "freeze_metadata") and hasattr(c, "thaw_metadata")]
+    return [c for c in clients if all(hasattr(c, m) for m in FREEZE)]
 
 
 class FreezeClientMetadataFault(WindowedFault):
     name = "freeze-client-metadata"
+    client_needs = FREEZE
 
     def _clients(self) -> list[Any]:
         able = freezable(self.context.clients)

@@ -142,7 +142,7 @@ def _send(admin: Any, topics: dict[str, int]) -> dict[str, str | None]:
         for result in answer.results:
             error = Errors.for_code(result.error_code)
             if error is Errors.NoError or (error is Errors.InvalidPartitionsError
-                                           and _grown(admin, result.name, pending[result.name])):
+                                           and has_partitions(admin, result.name, pending[result.name])):
                 outcome[result.name] = None
             elif not error.retriable:
                 outcome[result.name] = f"{error.__name__}: {result.error_message}"
@@ -163,7 +163,7 @@ def _partitions(admin: Any, topic: str) -> int:
     return len(described[0]["partitions"]) if described else 0
 
 
-def _grown(admin: Any, topic: str, count: int, within_s: float = SETTLED_WITHIN_S) -> bool:
+def has_partitions(admin: Any, topic: str, count: int, within_s: float = SETTLED_WITHIN_S) -> bool:
     """Does the topic have `count` partitions? Asked until metadata shows it (a broker's may lag
     the controller that refused a retry because an attempt cut short had already grown it)."""
     try:

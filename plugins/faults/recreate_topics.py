@@ -18,9 +18,13 @@ from typing import Any, Mapping
 from chaoskit.cluster import capabilities as caps
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
-from chaoskit_plugins.faults.expand_batch import topic_counts
+from chaoskit_plugins.faults.expand_batch import has_partitions, topic_counts
 
 RETRY_S = 30.0
+# non-retriable answers an operator asks again while the run's faults play: a deleted topic lingers
+# until every replica deleted it (Kafka's deletion is asynchronous too), and a broker restarting
+# leaves fewer live brokers than the replicas asked
+ASKED_AGAIN = frozenset({"TopicAlreadyExistsError", "InvalidReplicationFactorError"})
 
 
 class RecreateTopicsFault(WindowedFault):
@@ -64,20 +68,27 @@ class RecreateTopicsFault(WindowedFault):
         replicas = min(3, len(self.context.cluster.brokers))
         outcome: dict[str, tuple[int | None, str | None]] = {}
         pending = dict(topics)
+        cut_short: set[str] = set()  # topics an attempt may have made before its answer timed out
 
         def attempt() -> bool:
-            # a deleted topic lingers in ZooKeeper until every replica deleted it (Kafka's deletion is
-            # asynchronous too): TOPIC_ALREADY_EXISTS is asked again, as an operator would
             answer = admin.create_topics([NewTopic(t, c, replicas) for t, c in pending.items()], raise_errors=False)
             for t in answer["topics"]:
-                outcome[t["name"]] = (t["error_code"], t.get("error_message"))
-                if t["error_code"] != Errors.TopicAlreadyExistsError.errno:
-                    pending.pop(t["name"], None)
+                name, error = t["name"], Errors.for_code(t["error_code"])
+                outcome[name] = (t["error_code"], t.get("error_message"))
+                if error.retriable:  # REQUEST_TIMED_OUT, say: the attempt may complete in the background
+                    cut_short.add(name)
+                    continue
+                if error is Errors.TopicAlreadyExistsError and name in cut_short \
+                        and has_partitions(admin, name, pending[name]):
+                    outcome[name] = (0, None)  # made by our own earlier attempt
+                elif error.__name__ in ASKED_AGAIN:
+                    continue
+                pending.pop(name, None)
             return not pending
         try:
             wait_for(attempt, RETRY_S, f"{', '.join(sorted(topics))} created again", interval=0.5)
         except NotReady:
-            pass  # still there: recorded as refused with TOPIC_ALREADY_EXISTS
+            pass  # still pending: recorded with its last answer
         refused = {}
         for topic, count in topics.items():
             code, message = outcome.get(topic, (None, "no answer"))

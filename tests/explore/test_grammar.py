@@ -161,10 +161,10 @@ def test_on_a_broker_without_the_proposals_the_search_draws_only_what_it_has():
     from chaoskit.explore.search import grammar_for
     from chaoskit.explore.steps import default_base
 
-    base = replace(default_base(), broker="tansu", broker_storage="postgres", brokers=3)
+    base = replace(default_base(), broker="tansu", broker_storage="postgres", brokers=3, client="kafka-python")
     g = grammar_for(base)
     steps = [x for seed in range(400) for x in g.random_schedule(random.Random(seed), (4, 8)).steps]
-    assert {x.fault for x in steps} == {"kill", "pause", "restart", "partition", "clients", "freeze-client-metadata",
+    assert {x.fault for x in steps} == {"kill", "pause", "restart", "partition", "clients",
                                          "latency", "bandwidth", "slicer", "reset-peer", "slow-close", "limit-data"}
     targets = {x.target.partition(":")[0] for x in steps}
     assert "storage" in targets and not targets & {"coordinator", "follower-of", "active-controller"}
@@ -173,3 +173,18 @@ def test_on_a_broker_without_the_proposals_the_search_draws_only_what_it_has():
                              for x in on_sqlite.random_schedule(random.Random(seed), (4, 8)).steps}
     with pytest.raises(ValueError, match="fault zombie-isr: tansu 0.6.0 does not implement"):
         grammar_for(base, ["zombie-isr"])
+
+
+def test_a_fault_needing_the_ordered_clients_hooks_is_never_drawn_for_a_stock_client():
+    """freeze-client-metadata needs freeze_metadata()/thaw_metadata(): drawn for the ordered client,
+    not for kafka-python (where it would fail as it starts); asked for by name, refused."""
+    import pytest
+
+    from chaoskit.explore.search import grammar_for
+    from chaoskit.explore.steps import default_base
+
+    assert "freeze-client-metadata" in grammar_for(replace(default_base(), client="ordered")).kinds
+    stock = replace(default_base(), client="kafka-python")
+    assert "freeze-client-metadata" not in grammar_for(stock).kinds
+    with pytest.raises(ValueError, match="client kafka-python lacks freeze_metadata"):
+        grammar_for(stock, ["freeze-client-metadata"])
