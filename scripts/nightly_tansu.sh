@@ -4,7 +4,7 @@
 set -uo pipefail
 bash scripts/tansu.sh || exit $?
 CHAOSKIT=.venv/bin/chaoskit
-SUITES=durability,shared_log,partition_order
+SUITES=durability,shared_log,partition_order,group_offsets
 HOURS=${CHAOSKIT_NIGHTLY_TANSU_DURATION:-30m}
 status=0
 $CHAOSKIT nightly --suites "$SUITES" --duration "$HOURS" -- --chaos-broker tansu || status=1

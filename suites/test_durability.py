@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import pytest
 
-from chaoskit import Topic, mix
+from chaoskit import mix
 from chaoskit.cluster import capabilities as caps
-from chaoskit.run.mixes import SLOW_GROUP, SMALL_POLLS, TOPIC
+from chaoskit.run.mixes import lagging_group_run
 
 CHECKS = ["lost-write", "unseen", "inconsistent-offsets"]
 # two kills (kill -9, restarted with its data 1.5 s later) of a broker, the second once the first one's
@@ -34,19 +34,16 @@ KILLS = [{"at": at, "fault": "kill", "target": "random-broker", "window_s": 1.5}
 # from it and from its clients
 STORAGE_FAULTS = {"kill": {"weight": 1, "targets": ["storage"], "window_s": [1.0, 2.0]},
                   "partition": {"weight": 2, "targets": ["storage", "random-broker"], "window_s": [1.0, 3.0]}}
+# a broker paused for 12 s (longer than the clients' 10 s request timeout: they ask the others), then resumed
+PAUSE = [{"at": 0.2, "fault": "pause", "target": "random-broker", "window_s": 12.0}]
 # what the claim needs: records acknowledged and read on both sides of the faults
 READ = {"lost-write": {"acked_read": 50}}
-
-
-def _run(chaos, faults):
-    return chaos.run(topics=[Topic(TOPIC, 2)], checks=CHECKS, workload_options=dict(SLOW_GROUP),
-                     client_options=dict(SMALL_POLLS), faults=faults, drain_timeout_s=20)
 
 
 @pytest.mark.chaos(workload="keyed-sequences", duration=20, profiles=("patched",), guarantee="kafka-durability",
                    epic="Kafka", feature="durability")
 def test_acknowledged_writes_survive_broker_kills(chaos):
-    result = _run(chaos, mix(KILLS, {}))
+    result = lagging_group_run(chaos, CHECKS, mix(KILLS, {}))
     chaos.expect(result, evidence=READ)
 
 
@@ -54,5 +51,13 @@ def test_acknowledged_writes_survive_broker_kills(chaos):
 @pytest.mark.chaos(workload="keyed-sequences", duration=24, profiles=("patched",), guarantee="kafka-durability",
                    epic="Kafka", feature="durability")
 def test_acknowledged_writes_survive_storage_faults(chaos):
-    result = _run(chaos, mix(KILLS[:1], STORAGE_FAULTS, mean_interval_s=5.0))
+    result = lagging_group_run(chaos, CHECKS, mix(KILLS[:1], STORAGE_FAULTS, mean_interval_s=5.0))
+    chaos.expect(result, evidence=READ)
+
+
+@pytest.mark.nightly  # CI pauses brokers in other suites
+@pytest.mark.chaos(workload="keyed-sequences", duration=24, profiles=("patched",), guarantee="kafka-durability",
+                   epic="Kafka", feature="durability")
+def test_acknowledged_writes_survive_a_paused_broker(chaos):
+    result = lagging_group_run(chaos, CHECKS, mix(PAUSE, {}))
     chaos.expect(result, evidence=READ)

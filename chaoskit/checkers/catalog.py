@@ -113,6 +113,13 @@ KAFKA_CHECKS: tuple[Check, ...] = (
            "{writes} times at least " + str(MOVED_MARGIN_NS // 10**9) + " s before compaction passed p{partition}",
            ("moved_keys", "no key moved to another partition long enough before compaction passed its old one "
             "(it needs a compacted topic that grows, read back after the run)"), "send", "restore"),
+    _kafka("commit-regressed", "a consumer group's committed offset of a partition, as the broker answered it, "
+           "went back or vanished (-1) later: the group's consumers would read again what they had finished",
+           "Consumer groups",
+           "group {group}: the committed offset of {topic}/{partition} was {from_offset} (op {from_index}), "
+           "then {to_offset} (op {index})",
+           ("commit_pairs", "no committed offset was read twice (it needs the workload's watchers: "
+            "keyed-sequences' `watchers`)"), "committed"),
     _kafka("coordinator-split", "one consumer group was served by two coordinator partitions (KAFKA-20029 "
            "guardrail)", "Coordinator (KAFKA-20029)",
            "group {group} was served by coordinator partitions {partitions}",

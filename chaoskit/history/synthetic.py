@@ -31,7 +31,11 @@ on keys of its own so it cannot trip another check by accident:
   key callbacks between the deliveries and once with key-assigned before key-revoked (two key-order);
 * write-to-readonly: a send acknowledged after its partition became ReadOnly;
 * moved-value-kept: a key that moved at the end keeps its last old value in the restore read;
-* coordinator-split: a consumer finds its group on a second coordinator partition.
+* coordinator-split: a consumer finds its group on a second coordinator partition;
+* commit-regressed: the group's committed offset of a partition reads as gone (-1) once.
+
+A watcher process reads the group's committed offsets (each partition's furthest position so far)
+every READ_EVERY events.
 
 `ops()` yields the same history lazily (constant memory for benchmark-sized histories).
 """
@@ -45,7 +49,7 @@ from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, RESTORE_PROCESS, 
 
 KINDS = ("lost-write", "unseen", "duplicate", "inconsistent-offsets", "poll-skip", "nonmonotonic-poll",
          "nonmonotonic-send", "key-order", "key-callbacks", "truncation-undetected", "write-to-readonly",
-         "moved-value-kept", "coordinator-split")
+         "moved-value-kept", "coordinator-split", "commit-regressed")
 # what each plant makes the checks find (every other check: nothing)
 FINDS: dict[str, dict[str, int]] = {k: {k: 1} for k in KINDS}
 # going on past a truncation also skips the record that replaced the one read: lost for that consumer
@@ -54,6 +58,8 @@ FINDS["key-callbacks"] = {"key-order": 2}
 _AT_END = ("write-to-readonly", "unseen", "moved-value-kept")
 COMPACTION_PAUSE_NS = 3_000_000_000  # the cleaner trails the writes: longer than moved-value-kept's margin
 TOPIC, GROUP = "orders", "chaoskit-synthetic"
+READ_EVERY = 400  # events between the watcher's reads of the committed offsets
+READ_GAP_NS = 100_000  # a read's ops are this far apart: a fixed gap draws nothing from the seed
 
 
 @dataclass
@@ -124,6 +130,9 @@ class _Sim:
         self.t = 0
         self.window: int | None = None
         self.windows = 0
+        self.watcher = producers + consumers
+        self.committed: dict[int, int] = {}  # partition -> the furthest position the watcher read
+        self.reads = 0
         self.out: list[Op] = []
         for c in self.consumers:
             self.emit({"process": c, "type": "ok", "f": "coordinator",
@@ -131,8 +140,8 @@ class _Sim:
             self.emit_assigned(c)
 
     # --- recording -----------------------------------------------------------------------------
-    def emit(self, op: Op, latency: bool = False) -> None:
-        self.t += self.rng.randint(20_000, 200_000)
+    def emit(self, op: Op, latency: bool = False, gap_ns: int | None = None) -> None:
+        self.t += self.rng.randint(20_000, 200_000) if gap_ns is None else gap_ns
         if latency:
             self.t += self.rng.randint(1_000_000, 5_000_000) * (8 if self.window is not None else 1)
         op["index"], op["time_ns"] = self.count, self.t
@@ -235,7 +244,19 @@ class _Sim:
         if f == "stop":
             self.window = None
 
+    def read_committed(self, gone: int | None = None) -> None:
+        """The watcher's read: each partition's furthest position so far (-1: none), partition `gone`'s as -1."""
+        for p in range(self.partitions):
+            self.committed[p] = max(self.committed.get(p, -1), self.pos.get((self.owner[p], p), -1))
+        offsets = [[p, -1 if p == gone else o] for p, o in sorted(self.committed.items())]
+        self.emit({"process": self.watcher, "type": "invoke", "f": "committed", "topic": TOPIC}, gap_ns=READ_GAP_NS)
+        self.emit({"process": self.watcher, "type": "ok", "f": "committed", "topic": TOPIC,
+                   "value": {"group": GROUP, "offsets": offsets}}, gap_ns=READ_GAP_NS)
+
     def step(self) -> None:
+        if self.count // READ_EVERY > self.reads:
+            self.reads = self.count // READ_EVERY
+            self.read_committed()
         r = self.rng.random()
         if r < 0.0005:
             self.nemesis()
@@ -414,6 +435,12 @@ class _Sim:
         p = self.partitions - 1
         self.send(self.producers[0], self.fresh_key("late"), p)
         self.drain(self.owner[p])
+
+    def plant_commit_regressed(self) -> None:
+        p = max(range(self.partitions), key=lambda q: self.pos.get((self.owner[q], q), -1))
+        self.poll(self.owner[p])  # something committed there (a read first sees it, the next sees none)
+        self.read_committed()
+        self.read_committed(gone=p)
 
     def plant_coordinator_split(self) -> None:
         self.emit({"process": self.consumers[-1], "type": "ok", "f": "coordinator",

@@ -61,3 +61,12 @@ def controller_failover(at: float, how: str = "kill", window_s: float | None = N
 # newer ones arrive in another), so a run without lag would prove little
 SLOW_GROUP = {"producers": 3, "consumers": 2, "keys": 60, "rate": 40, "poll_rate": 2}
 SMALL_POLLS = {"max_poll_records": 10}
+
+
+def lagging_group_run(chaos: Any, checks: list[str], faults: dict[str, Any], **workload: Any) -> Any:
+    """A keyed-sequences run on TOPIC (two partitions) with SLOW_GROUP (and `workload`'s options)
+    reading in SMALL_POLLS behind the producers: what the generic suites' stories play over."""
+    from chaoskit.run.chaostest import Topic
+
+    return chaos.run(topics=[Topic(TOPIC, 2)], checks=checks, workload_options={**SLOW_GROUP, **workload},
+                     client_options=dict(SMALL_POLLS), faults=faults, drain_timeout_s=20)

@@ -92,6 +92,7 @@ class ClientBase:
         self._sending.set()
         self._library = threading.Lock()  # one thread at a time in the consumer's library (none is thread-safe)
         self._delivered: dict[tuple[str, int], int] = {}
+        self._reader: Any = None  # reads the group's committed offsets (op `committed`), made on first use
         self.produces = self.consumes = False  # has this process sent (polled) yet: its role, once known
 
     def open(self, test: LiveRun, process: int) -> ClientBase:
@@ -120,7 +121,17 @@ class ClientBase:
                 key = (op["topic"], r[0])
                 self._delivered[key] = max(r[1], self._delivered.get(key, -1))
             return done
-        raise ValueError(f"{self.name} client: no op {op['f']!r} (it does send and poll)")
+        if op["f"] == "committed":  # the group's committed offsets, read from the broker (clients/committed.py)
+            from chaoskit_plugins.clients.committed import CommittedReader
+
+            if self._reader is None:
+                self._reader = CommittedReader(self.bootstrap, f"chaoskit-{self.process}-committed")
+            return self._reader.read(op, self.group_for(op["topic"]))
+        raise ValueError(f"{self.name} client: no op {op['f']!r} (it does send, poll and committed)")
+
+    def close_reader(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
 
     # --- staged consumer states --------------------------------------------------------------
     def hold(self) -> None:

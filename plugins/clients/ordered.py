@@ -103,6 +103,7 @@ class OrderedClient(ClientBase):
         return ok(op, value=[poll_record(r.partition, r.offset, r.key, r.value, r.leader_epoch) for r in records])
 
     def close(self, test: Any) -> None:
+        self.close_reader()
         if self._producer is not None:
             self._producer.close()
         if self._consumer is not None:

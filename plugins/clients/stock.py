@@ -45,6 +45,7 @@ class StockClient(ClientBase):
         try:
             if self._sender is not None:
                 self._sender.close(test)
+            self.close_reader()
         finally:
             self.close_own()
 

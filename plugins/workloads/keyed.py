@@ -13,6 +13,11 @@ would, and finds a backlog.
 
 With `topics` (a list of names) the workload runs on several topics at once, each with its own
 processes: producer i writes to topics[i mod n], consumer j reads topics[j mod n] (one group).
+
+With `watchers` (default none), that many more processes ask the broker for the consumer group's
+committed offsets of their topic, `watch_rate` times a second each (op `committed`, answered by
+the client through Kafka's Admin API): a committed offset that goes back, or vanishes, is the
+`commit-regressed` check's witness.
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from typing import Any
 from chaoskit.history.schema import Op
 from chaoskit.roles import PENDING, Pending
 
-PRODUCER, CONSUMER = "producer", "consumer"
+PRODUCER, CONSUMER, WATCHER = "producer", "consumer", "watcher"
 
 
 @dataclass
@@ -36,6 +41,8 @@ class KeyedSequences:
     rate: float = 50.0  # sends per second per producer
     poll_rate: float | None = None  # polls per second per consumer; None: no limit
     consumer_start_s: float = 0.0  # consumers join this late: a backlog waits for them
+    watchers: int = 0  # processes reading the group's committed offsets
+    watch_rate: float = 2.0  # committed-offset reads per second per watcher
     duration_s: float = 30.0
     seed: int = 0
     _rngs: dict[int, random.Random] = field(default_factory=dict, init=False, repr=False)
@@ -43,51 +50,55 @@ class KeyedSequences:
     _done: dict[int, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        for name in ("producers", "consumers", "keys"):
+        for name in ("producers", "consumers", "keys", "watchers"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < (1 if name != "consumers" else 0):
+            if not isinstance(value, int) or value < (1 if name not in ("consumers", "watchers") else 0):
                 raise ValueError(f"keyed-sequences: {name} must be a whole number >= 1, got {value!r}")
         if self.topics is not None and (not self.topics or not all(isinstance(t, str) and t for t in self.topics)):
             raise ValueError(f"keyed-sequences: topics must be a non-empty list of topic names, got {self.topics!r}")
         if self.topics is not None and min(self.producers, self.consumers or len(self.topics)) < len(self.topics):
             raise ValueError(f"keyed-sequences: {len(self.topics)} topics need at least as many producers and "
                              f"consumers, got {self.producers} and {self.consumers}")
-        if self.rate <= 0 or self.duration_s <= 0 or (self.poll_rate is not None and self.poll_rate <= 0):
-            raise ValueError(f"keyed-sequences: rate, poll_rate and duration_s must be > 0, got {self.rate}, "
-                             f"{self.poll_rate}, {self.duration_s}")
+        if self.rate <= 0 or self.duration_s <= 0 or self.watch_rate <= 0 or \
+                (self.poll_rate is not None and self.poll_rate <= 0):
+            raise ValueError(f"keyed-sequences: rate, poll_rate, watch_rate and duration_s must be > 0, got "
+                             f"{self.rate}, {self.poll_rate}, {self.watch_rate}, {self.duration_s}")
+
+    def _ranges(self) -> dict[str, range]:
+        ends = (self.producers, self.producers + self.consumers, self.producers + self.consumers + self.watchers)
+        return {PRODUCER: range(ends[0]), CONSUMER: range(ends[0], ends[1]), WATCHER: range(ends[1], ends[2])}
 
     @property
     def processes(self) -> dict[str, list[int]]:
-        return {PRODUCER: list(range(self.producers)),
-                CONSUMER: list(range(self.producers, self.producers + self.consumers))}
+        return {role: list(r) for role, r in self._ranges().items() if r or role != WATCHER}
 
     def role(self, process: int) -> str:
-        if 0 <= process < self.producers:
-            return PRODUCER
-        if process < self.producers + self.consumers:
-            return CONSUMER
-        raise ValueError(f"keyed-sequences has processes 0..{self.producers + self.consumers - 1}, not {process}")
+        ranges = self._ranges()
+        for role, r in ranges.items():
+            if process in r:
+                return role
+        raise ValueError(f"keyed-sequences has processes 0..{ranges[WATCHER].stop - 1}, not {process}")
 
     def topic_of(self, process: int) -> str:
         """The topic a process works on."""
         if self.topics is None:
             return self.topic
-        index = process if self.role(process) == PRODUCER else process - self.producers
-        return self.topics[index % len(self.topics)]
+        return self.topics[(process - self._ranges()[self.role(process)].start) % len(self.topics)]
 
     def op(self, process: int, elapsed_s: float) -> Op | Pending | None:
         if elapsed_s >= self.duration_s:
             return None
-        consumer = self.role(process) == CONSUMER
+        role = self.role(process)
+        consumer = role == CONSUMER
         if consumer and elapsed_s < self.consumer_start_s:
             return PENDING
         done = self._done.get(process, 0)
-        pace = self.rate if not consumer else self.poll_rate
+        pace = {PRODUCER: self.rate, CONSUMER: self.poll_rate, WATCHER: self.watch_rate}[role]
         if pace is not None and done >= (elapsed_s - (self.consumer_start_s if consumer else 0)) * pace:
             return PENDING
         self._done[process] = done + 1
-        if consumer:
-            return {"f": "poll", "topic": self.topic_of(process)}
+        if role != PRODUCER:
+            return {"f": "poll" if consumer else "committed", "topic": self.topic_of(process)}
         rng = self._rngs.setdefault(process, random.Random(f"{self.seed}/{process}"))
         key = rng.randrange(self.keys)
         seq = self._seqs.get((process, key), 0)

@@ -14,7 +14,7 @@ from chaoskit.history.schema import check_op
 def found(ops) -> dict[str, int]:
     verdict = run_checks(ops, engine="local")
     assert verdict.valid != "unknown", verdict.to_json()
-    assert len(verdict.results) == 12
+    assert len(verdict.results) == 13
     # a synthetic history exercises every Kafka check; truncation-undetected only where one is planted
     # (a clean history cannot hold a truncation: the replaced offset is an inconsistent offset)
     planted = verdict.results["inconsistent-offsets"].valid is False

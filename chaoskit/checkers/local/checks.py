@@ -173,17 +173,34 @@ def nonmonotonic_poll(t: Tables) -> Found:
     return _found(rows, _step_sort, steps=len(steps))
 
 
+def _consecutive(items: list[Any], by: Callable[[Any], tuple[Any, ...]],
+                 index: Callable[[Any], int]) -> list[tuple[Any, Any]]:
+    """Within each `by` group, in `index` order, each pair of consecutive items."""
+    groups: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
+    for x in items:
+        groups[by(x)].append(x)
+    pairs: list[tuple[Any, Any]] = []
+    for xs in groups.values():
+        xs.sort(key=index)
+        pairs += zip(xs, xs[1:])
+    return pairs
+
+
 def nonmonotonic_send(t: Tables) -> Found:
-    by: dict[tuple[Any, Any, int], list[Send]] = defaultdict(list)
-    for s in t.acked():
-        by[(s.process, s.topic, s.partition)].append(s)
-    rows, pairs = [], 0
-    for ss in by.values():
-        ss.sort(key=lambda s: s.index)
-        pairs += len(ss) - 1
-        rows += [{"process": b.process, "topic": b.topic, "partition": b.partition, "from_offset": a.offset,
-                  "to_offset": b.offset, "index": b.index} for a, b in zip(ss, ss[1:]) if b.offset <= a.offset]
-    return _found(rows, lambda r: r["index"], send_pairs=pairs)
+    pairs = _consecutive(t.acked(), lambda s: (s.process, s.topic, s.partition), lambda s: s.index)
+    rows = [{"process": b.process, "topic": b.topic, "partition": b.partition, "from_offset": a.offset,
+             "to_offset": b.offset, "index": b.index} for a, b in pairs if b.offset <= a.offset]
+    return _found(rows, lambda r: r["index"], send_pairs=len(pairs))
+
+
+def commit_regressed(t: Tables) -> Found:
+    """A group's committed offset of a partition read lower than the read before (-1: gone); judged,
+    the pairs whose first read found something committed."""
+    pairs = [(a, b) for a, b in _consecutive(t.committed, lambda c: (c.group, c.topic, c.partition),
+                                             lambda c: c.index) if a.offset >= 0]
+    rows = [{"group": b.group, "topic": b.topic, "partition": b.partition, "from_offset": a.offset,
+             "from_index": a.index, "to_offset": b.offset, "index": b.index} for a, b in pairs if b.offset < a.offset]
+    return _found(rows, lambda r: (r["index"], r["partition"]), commit_pairs=len(pairs))
 
 
 def _key_row(a: Send, b: Send, da: Delivery, db: Delivery, reason: str) -> Row:

@@ -58,6 +58,17 @@ class Assign:
     partitions: frozenset  # the (topic, partition)s it names
 
 
+@dataclass(frozen=True)
+class Committed:
+    """One partition of a `committed` op: the group's committed offset there as the broker answered
+    it (-1: none)."""
+    group: str
+    topic: Any
+    partition: int
+    offset: int
+    index: int
+
+
 @dataclass
 class Tables:
     sends: list[Send] = field(default_factory=list)
@@ -69,6 +80,7 @@ class Tables:
     truncations: list[tuple[Any, Any, int, int, int]] = field(default_factory=list)  # process, t, p, offset, index
     modes: list[tuple[Any, int, int, str]] = field(default_factory=list)  # topic, partition, index, mode
     coordinators: list[tuple[str, int, int]] = field(default_factory=list)  # group, partition, index
+    committed: list[Committed] = field(default_factory=list)
     # (topic, partition) -> the offsets a restore read found there (run/restore.py)
     restored: dict[tuple[Any, int], set[int]] = field(default_factory=dict)
     # (topic, partition) -> indices (ascending) of the key callbacks naming it
@@ -168,6 +180,10 @@ def build(ops: Iterable[Op]) -> Tables:
         elif f == "restore" and kind == "ok" and op.get("offset") is not None:
             topic = op.get("topic") or ""
             t.restored.setdefault((topic, named(topic, op.get("partition"))), set()).add(op["offset"])
+        elif f == "committed" and kind == "ok" and isinstance(op.get("value"), dict):
+            topic, v = op.get("topic") or "", op["value"]
+            for p, o in v.get("offsets") or ():
+                t.committed.append(Committed(str(v.get("group")), topic, named(topic, p), o, idx))
         elif f == "coordinator" and kind == "ok" and isinstance(op.get("value"), dict):
             v = op["value"]
             if v.get("group") is not None and v.get("partition") is not None:

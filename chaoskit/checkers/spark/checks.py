@@ -244,6 +244,20 @@ def nonmonotonic_send(t: SparkTables) -> Plan:
                    send_pairs=F.lit(True))
 
 
+def commit_regressed(t: SparkTables) -> Plan:
+    """A group's committed offset of a partition read lower than the read before (-1: gone); judged,
+    the pairs whose first read found something committed."""
+    from pyspark.sql import Window
+    F = t.F
+    w = Window.partitionBy("group", "topic", "partition").orderBy("index")
+    pairs = (t.committed.select("group", "topic", "partition", "index", F.col("offset").alias("to_offset"),
+                                F.lag("offset").over(w).alias("from_offset"), F.lag("index").over(w).alias("from_index"))
+             .filter(F.col("from_offset") >= 0))
+    return _judged(pairs, F.col("to_offset") < F.col("from_offset"),
+                   ["group", "topic", "partition", "from_offset", "from_index", "to_offset", "index"],
+                   ["index", "partition"], commit_pairs=F.lit(True))
+
+
 def _pairs_count(t: SparkTables, rows: Any, by: list[str]) -> Any:
     """How many rows of `rows` follow another of the same `by` (each but the first of its group):
     a window's pairs counted by a hash aggregate, without the window's sort."""

@@ -9,7 +9,8 @@ their completion and their value's first delivery; that table, what each offset 
 (as fingerprints of the values: 64-bit hashes, see `fingerprint`), and, through `shared`,
 consumers' steps are cached once, until `release()`.
 Nothing is exploded or parsed from JSON on the hot path: records come exploded from the file, and
-only the rare ops whose value is structured (modes, coordinators, key callbacks) are parsed.
+only the rare ops whose value is structured (modes, coordinators, committed offsets, key callbacks) are
+parsed.
 """
 from __future__ import annotations
 
@@ -94,6 +95,14 @@ class SparkTables:
         self.coordinators = rare.filter((F.col("f") == "coordinator") & (F.col("type") == "ok")) \
             .select(coord.group.alias("group"), coord.partition.alias("partition"), "index") \
             .filter(F.col("group").isNotNull() & F.col("partition").isNotNull())
+        # one row per partition a `committed` op read: the group's committed offset there (-1: none)
+        read = F.from_json("value", "struct<group:string,offsets:array<array<bigint>>>")
+        self.committed = (
+            rare.filter((F.col("f") == "committed") & (F.col("type") == "ok"))
+            .select("topic", "index", read.group.alias("group"), F.explode(read.offsets).alias("po"))
+            .filter(F.size("po") == 2)
+            .select("group", "topic", "index", F.col("po")[0].alias("partition"), F.col("po")[1].alias("offset"))
+            .withColumn("partition", renamed(self.made, F.col("topic"), F.col("partition"), F.col("index"))))
         # one row per (key callback, [topic, partition] it names); value is JSON text, partitions read as text
         tp = F.explode(F.from_json("value", "array<array<string>>")).alias("tp")
         self.key_callbacks = (

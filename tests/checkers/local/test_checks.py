@@ -151,6 +151,36 @@ def test_coordinator_split():
     assert r.valid is False and r.witnesses[0]["partitions"] == [5, 9]
 
 
+def committed(start, group, *reads):
+    """A watcher's `committed` reads from op `start` on: each {partition: offset} (-1: none committed)."""
+    return [op for n, offsets in enumerate(reads) for op in (
+        {"index": start + 2 * n, "process": 9, "type": "invoke", "f": "committed", "topic": T},
+        {"index": start + 2 * n + 1, "process": 9, "type": "ok", "f": "committed", "topic": T,
+         "value": {"group": group, "offsets": [[p, o] for p, o in sorted(offsets.items())]}})]
+
+
+# reads of the group's committed offsets: (ops, anomalies, pairs judged)
+COMMIT_CASES = {
+    "forward": (committed(0, "g", {0: -1, 1: -1}, {0: 5, 1: -1}, {0: 5, 1: 2}, {0: 9, 1: 2}), 0, 3),
+    "back": (committed(0, "g", {0: 5}, {0: 3}, {0: 4}), 1, 2),
+    "vanished": (committed(0, "g", {0: 5, 1: 6}, {0: -1, 1: 6}), 1, 2),
+    # two groups' offsets of one partition are two sequences: one lower than the other is no step back
+    "two groups": (committed(0, "g", {0: 8}) + committed(2, "h", {0: 1}) + committed(4, "g", {0: 8}), 0, 1),
+    "never committed": (committed(0, "g", {0: -1}, {0: -1}), 0, 0),
+}
+
+
+@pytest.mark.parametrize("case", COMMIT_CASES)
+def test_commit_regressed(case):
+    ops, anomalies, pairs = COMMIT_CASES[case]
+    r = result(ops, "commit-regressed")
+    assert r.counts == {"anomalies": anomalies, "commit_pairs": pairs}
+    assert r.valid == ("unknown" if not pairs else anomalies == 0)  # nothing committed: nothing judged
+    if case == "vanished":
+        assert r.witnesses[0]["explanation"] == \
+            "group g: the committed offset of t/0 was 5 (op 1), then -1 (op 3)"
+
+
 # --- truncation, judged by what the consumers did -------------------------------------------------
 # Producer 0 writes a0..a2 at offsets 0..2 (a1 and a2 indeterminate: the old leader alone had them);
 # consumer 10 reads all three; an unclean election truncates offsets 1 and 2, and producer 1's b1..b3

@@ -126,6 +126,18 @@ def test_spark_and_local_agree_on_moved_values_left_by_compaction(spark):
         (sum(c[2] for c in MOVED_CASES.values()), sum(c[3] for c in MOVED_CASES.values()))
 
 
+def test_spark_and_local_agree_on_committed_offsets_going_back(spark):
+    from ..local.test_checks import COMMIT_CASES
+
+    ops = [{**op, "topic": f"t{n}", "index": 100 * n + op["index"]}
+           for n, (case_ops, _anomalies, _pairs) in enumerate(COMMIT_CASES.values()) for op in case_ops]
+    names = ["commit-regressed"]
+    on_spark = run_checks(ops, names, engine="spark")
+    assert on_spark.to_json() == run_checks(ops, names, engine="local").to_json()
+    assert on_spark.results["commit-regressed"].counts == {
+        "anomalies": sum(c[1] for c in COMMIT_CASES.values()), "commit_pairs": sum(c[2] for c in COMMIT_CASES.values())}
+
+
 def test_spark_and_local_agree_when_two_producers_send_one_value(spark):
     # sends are told apart by (process, value): p0's acknowledged "same" is lost (offset 1 was read,
     # offset 0 never), p1's failed "same" is neither acknowledged nor lost

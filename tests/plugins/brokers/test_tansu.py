@@ -91,11 +91,14 @@ def test_three_brokers_over_postgresql_write_one_partition_at_distinct_offsets(t
 
 
 @needs_tansu
-def test_the_memory_engine_loses_acknowledged_writes_and_the_durability_suite_reports_it(tmp_path):
+@pytest.mark.parametrize("suite, case, anomalies", [
+    ("durability", "broker_kills", {"unseen", "lost-write"}),
+    ("group_offsets", "broker_kills", {"commit-regressed"})], ids=["acknowledged-writes", "committed-offsets"])
+def test_the_memory_engine_forgets_and_the_generic_suites_report_it(tmp_path, suite, case, anomalies):
     """The foreign broker's unpatched side: killed and restarted, tansu's memory engine comes back
-    without the topic; the run carries on and its results name what was acknowledged and lost."""
+    without the topic and the group's commits; the run carries on and its results name what was lost."""
     reports = tmp_path / "reports"
-    done = subprocess.run([sys.executable, "-m", "pytest", "suites/test_durability.py", "-k", "broker_kills",
+    done = subprocess.run([sys.executable, "-m", "pytest", f"suites/test_{suite}.py", "-k", case,
                            "--chaos-broker=tansu", "--chaos-broker-storage=memory", "--chaos-client=kafka-python",
                            f"--chaos-reports={reports}", "--chaos-seed=3", "-p", "no:cacheprovider", "-q"],
                           cwd=ROOT, capture_output=True, text=True, timeout=400)
@@ -103,8 +106,7 @@ def test_the_memory_engine_loses_acknowledged_writes_and_the_durability_suite_re
     results = [json.loads(p.read_text()) for p in (reports / "runs").glob("*/results.json")]
     assert len(results) == 1
     verdict = results[0]["verdict"]["results"]
-    lost = {name for name in ("unseen", "lost-write") if verdict[name]["valid"] is False}
-    assert lost, {k: v["counts"] for k, v in verdict.items()}
+    assert {name for name in anomalies if verdict[name]["valid"] is False}, {k: v["counts"] for k, v in verdict.items()}
     assert "must check clean" in done.stdout and "--chaos-broker-storage=memory" in done.stdout
 
 
