@@ -247,6 +247,12 @@ def expect_verdict(result: RunResult, expected: set[str], refused: set[str] = fr
     if went_through:
         _fail(result, f"scripted step {sorted(went_through)[0]} went through in the {result.test.profile} profile, "
                       "which must refuse it")
+    found = sorted(result.anomalies)
+    if found and not expected:  # an anomaly seen is seen, however little else the run exercised
+        first = verdict.results[found[0]]
+        witness = witness_text(first.witnesses[0]) if first.witnesses else ""
+        _fail(result, f"anomaly {', '.join(found)} in the {result.test.profile} profile, which must check clean"
+                      f"{': ' + witness if witness else ''}")
     short = missing_evidence(result, evidence)
     if short:
         _fail(result, f"verdict unknown: the run did not exercise what this claim needs ({'; '.join(short)}), so "
@@ -254,12 +260,6 @@ def expect_verdict(result: RunResult, expected: set[str], refused: set[str] = fr
     if not expected:
         if verdict.valid is True:
             return
-        found = sorted(result.anomalies)
-        if found:
-            first = verdict.results[found[0]]
-            witness = witness_text(first.witnesses[0]) if first.witnesses else ""
-            _fail(result, f"anomaly {', '.join(found)} in the {result.test.profile} profile, which must check clean"
-                          f"{': ' + witness if witness else ''}")
         _fail(result, f"verdict unknown: {verdict.reason}")
     missing = expected - result.anomalies
     if missing:

@@ -107,6 +107,13 @@ def test_a_claim_without_the_evidence_it_needs_is_unknown_in_either_profile():
         expect_verdict(caught, {"key-order"}, evidence={"truncation-undetected": {"replaced_reads": 1}})
 
 
+def test_an_anomaly_in_a_profile_that_must_check_clean_fails_however_little_else_the_run_exercised():
+    run = result("patched", **{"commit-regressed": False})
+    run.verdict.results["commit-regressed"].counts.update(commit_pairs=14)
+    with pytest.raises(ChaosFailure, match="anomaly commit-regressed in the patched profile, which must check clean"):
+        expect_verdict(run, set(), evidence={"commit-regressed": {"commit_pairs": 20}})
+
+
 def test_a_run_whose_checks_judged_nothing_is_unknown_not_clean():
     run = result("patched")
     run.verdict = Verdict({"lost-write": CheckResult.nothing_to_judge("lost-write", "no acknowledged write was ever read")})
