@@ -118,8 +118,8 @@ KAFKA_CHECKS: tuple[Check, ...] = (
            "Consumer groups",
            "group {group}: the committed offset of {topic}/{partition} was {from_offset} (op {from_index}), "
            "then {to_offset} (op {index})",
-           ("commit_pairs", "no committed offset was read twice (it needs the workload's watchers: "
-            "keyed-sequences' `watchers`)"), "committed"),
+           ("commit_pairs", "no committed offset above 0 was read twice (it needs records consumed and the "
+            "workload's watchers: keyed-sequences' `watchers`)"), "committed"),
     _kafka("coordinator-split", "one consumer group was served by two coordinator partitions (KAFKA-20029 "
            "guardrail)", "Coordinator (KAFKA-20029)",
            "group {group} was served by coordinator partitions {partitions}",

@@ -194,13 +194,13 @@ def nonmonotonic_send(t: Tables) -> Found:
 
 
 def commit_regressed(t: Tables) -> Found:
-    """A group's committed offset of a partition read lower than the read before (-1: gone); judged,
-    the pairs whose first read found something committed."""
+    """A group's committed offset of a partition read lower than the read before (-1: gone); its
+    evidence, the pairs whose first read found a record's consumption committed (an offset above 0)."""
     pairs = [(a, b) for a, b in _consecutive(t.committed, lambda c: (c.group, c.topic, c.partition),
                                              lambda c: c.index) if a.offset >= 0]
     rows = [{"group": b.group, "topic": b.topic, "partition": b.partition, "from_offset": a.offset,
              "from_index": a.index, "to_offset": b.offset, "index": b.index} for a, b in pairs if b.offset < a.offset]
-    return _found(rows, lambda r: (r["index"], r["partition"]), commit_pairs=len(pairs))
+    return _found(rows, lambda r: (r["index"], r["partition"]), commit_pairs=sum(a.offset > 0 for a, _ in pairs))
 
 
 def _key_row(a: Send, b: Send, da: Delivery, db: Delivery, reason: str) -> Row:

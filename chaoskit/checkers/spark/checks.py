@@ -245,8 +245,8 @@ def nonmonotonic_send(t: SparkTables) -> Plan:
 
 
 def commit_regressed(t: SparkTables) -> Plan:
-    """A group's committed offset of a partition read lower than the read before (-1: gone); judged,
-    the pairs whose first read found something committed."""
+    """A group's committed offset of a partition read lower than the read before (-1: gone); its
+    evidence, the pairs whose first read found a record's consumption committed (an offset above 0)."""
     from pyspark.sql import Window
     F = t.F
     w = Window.partitionBy("group", "topic", "partition").orderBy("index")
@@ -255,7 +255,7 @@ def commit_regressed(t: SparkTables) -> Plan:
              .filter(F.col("from_offset") >= 0))
     return _judged(pairs, F.col("to_offset") < F.col("from_offset"),
                    ["group", "topic", "partition", "from_offset", "from_index", "to_offset", "index"],
-                   ["index", "partition"], commit_pairs=F.lit(True))
+                   ["index", "partition"], commit_pairs=F.col("from_offset") > 0)
 
 
 def _pairs_count(t: SparkTables, rows: Any, by: list[str]) -> Any:
