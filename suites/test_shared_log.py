@@ -49,6 +49,7 @@ def test_one_offset_one_record_while_the_storage_is_cut_off(chaos):
     chaos.expect(_run(chaos, KILL + STORAGE_CUT), evidence=WRITTEN)
 
 
+@pytest.mark.nightly  # CI's kill case judges duplicates already
 @pytest.mark.chaos(workload="keyed-sequences", duration=16, profiles=("patched",), guarantee="kafka-one-log",
                    epic="Kafka", feature="one log")
 def test_retries_after_lost_answers_are_written_once(chaos):
