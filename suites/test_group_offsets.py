@@ -1,4 +1,5 @@
-"""A consumer group's committed offsets survive restarts: Kafka's promise, for any Kafka-compatible broker.
+"""A consumer group's committed offsets survive restarts, and no partition has two owners in the
+group at once: Kafka's promises, for any Kafka-compatible broker.
 
 A group of consumers reads keyed records, committing as it goes (every client here commits what it
 delivered every half second or second, and when it closes). A watcher process asks the group's
@@ -6,8 +7,12 @@ coordinator, through the Admin API, for the group's committed offsets twice a se
 brokers are killed (kill -9) and restarted with their data, and the consumers twice close and start
 again from what the group committed. Once the broker has answered a committed offset, a later
 answer lower than it, or none at all, sends the group's consumers back over records they had
-finished: `commit-regressed`. Where the broker keeps its data in a storage service of its own (tansu
-over PostgreSQL), that service is killed and restarted as well.
+finished: `commit-regressed`. Every restart hands the partitions over to the members again; a
+member that reads a partition again after another member did, with no assignment of its own in
+between, held it at the same time as that member (`double-owner`; with several brokers, such as
+tansu's, each naming itself the group's coordinator, that is where it would show). Where the broker
+keeps its data in a storage service of its own (tansu over PostgreSQL), that service is killed and
+restarted as well.
 """
 from __future__ import annotations
 
@@ -17,27 +22,32 @@ from chaoskit import mix
 from chaoskit.cluster import capabilities as caps
 from chaoskit.run.mixes import lagging_group_run
 
-CHECKS = ["commit-regressed"]
+COMMITS, OWNERS = "commit-regressed", "double-owner"
 # a broker killed (restarted with its data 1.5 s later), then the consumers restarted from the
 # group's commits, twice: on a one-broker cluster the same broker, and the coordinator each time
 KILLS = [{"at": at, "fault": "kill", "target": "random-broker", "window_s": 1.5} for at in (0.2, 0.55)]
 RESTARTS = [{"at": at, "fault": "clients", "target": "client", "window_s": 0.5, "params": {"action": "restart"}}
             for at in (0.4, 0.75)]
+# one consumer leaving the group for 2 s: its partitions pass to the other member and back (a
+# restart of all gives each member its partitions back, so nothing changes hands)
+LEAVE_ONE = [{"at": 0.85, "fault": "clients", "target": "client", "window_s": 2.0,
+              "params": {"action": "leave", "which": "one"}}]
 STORAGE_KILL = [{"at": 0.3, "fault": "kill", "target": "storage", "window_s": 1.5}]
-# what the claim needs: committed offsets read again and again once something was committed
-READ = {"commit-regressed": {"commit_pairs": 20}}
+# what each claim needs: committed offsets read again and again once something was committed, and
+# partitions passed from member to member
+READ = {COMMITS: {"commit_pairs": 20}, OWNERS: {"handovers": 1}}
 
 
-@pytest.mark.chaos(workload="keyed-sequences", duration=20, profiles=("patched",), guarantee="kafka-group-offsets",
+@pytest.mark.chaos(workload="keyed-sequences", duration=22, profiles=("patched",), guarantee="kafka-consumer-groups",
                    epic="Kafka", feature="consumer groups")
 def test_committed_offsets_survive_broker_kills(chaos):
-    result = lagging_group_run(chaos, CHECKS, mix(KILLS + RESTARTS, {}), watchers=1)
+    result = lagging_group_run(chaos, [COMMITS, OWNERS], mix(KILLS + RESTARTS + LEAVE_ONE, {}), watchers=1)
     chaos.expect(result, evidence=READ)
 
 
 @pytest.mark.chaos_needs(caps.STORAGE)
-@pytest.mark.chaos(workload="keyed-sequences", duration=20, profiles=("patched",), guarantee="kafka-group-offsets",
+@pytest.mark.chaos(workload="keyed-sequences", duration=20, profiles=("patched",), guarantee="kafka-consumer-groups",
                    epic="Kafka", feature="consumer groups")
 def test_committed_offsets_survive_storage_kills(chaos):
-    result = lagging_group_run(chaos, CHECKS, mix(STORAGE_KILL + RESTARTS, {}), watchers=1)
-    chaos.expect(result, evidence=READ)
+    result = lagging_group_run(chaos, [COMMITS], mix(STORAGE_KILL + RESTARTS, {}), watchers=1)
+    chaos.expect(result, evidence={COMMITS: READ[COMMITS]})

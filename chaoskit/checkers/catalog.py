@@ -33,6 +33,8 @@ class Check:
     evidence: str = ""  # the count of what it judged; zero means it judged nothing
     nothing: str = ""  # what was missing when `evidence` is zero
     any_of: bool = False  # one of `needs` suffices (an offset's values are known from sends or from polls)
+    # run only when named: it judges only runs whose story keeps every member alive (see its description)
+    by_name: bool = False
 
     def missing(self, present: frozenset[str] | set[str]) -> frozenset[str]:
         """The op kinds it needs that the history lacks (empty: it applies)."""
@@ -47,8 +49,8 @@ class Check:
 
 
 def _kafka(name: str, description: str, category: str, explain: str, evidence: tuple[str, str],
-           *needs: str, any_of: bool = False) -> Check:
-    return Check(name, description, category, frozenset(needs), explain, *evidence, any_of=any_of)
+           *needs: str, any_of: bool = False, by_name: bool = False) -> Check:
+    return Check(name, description, category, frozenset(needs), explain, *evidence, any_of=any_of, by_name=by_name)
 
 
 KAFKA_CHECKS: tuple[Check, ...] = (
@@ -120,6 +122,15 @@ KAFKA_CHECKS: tuple[Check, ...] = (
            "then {to_offset} (op {index})",
            ("commit_pairs", "no committed offset above 0 was read twice (it needs records consumed and the "
             "workload's watchers: keyed-sequences' `watchers`)"), "committed"),
+    _kafka("double-owner", "two members of one consumer group read one partition in turns: a member read it, "
+           "another then did, and the first read it again with no assignment of its own in between, so both "
+           "held it at once. Kafka lets a member that lost its session (stalled, cut off) read on until it "
+           "learns so: asked for by name, for runs whose members all stay alive", "Consumer groups",
+           "{topic}/{partition}: process {process} read offset {from_offset} (op {from_index}), process {other} "
+           "then read offset {other_offset} (op {other_index}), and process {process} offset {offset} (op {index}) "
+           "with no assignment of its own in between",
+           ("handovers", "no partition passed from one member to another"),
+           "poll", "on_partitions_assigned", "on_partitions_revoked", by_name=True),
     _kafka("coordinator-split", "one consumer group was served by two coordinator partitions (KAFKA-20029 "
            "guardrail)", "Coordinator (KAFKA-20029)",
            "group {group} was served by coordinator partitions {partitions}",

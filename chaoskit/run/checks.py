@@ -42,13 +42,13 @@ from chaoskit.roles import Checker, LiveRun
 
 
 def applicable(history: History) -> list[Check]:
-    """The Kafka checks whose op kinds the history holds; Jepsen's own (JEPSEN_CHECKS) only on a
-    history read from Jepsen's Kafka workload."""
+    """The Kafka checks whose op kinds the history holds, but those run only when named (`by_name`);
+    Jepsen's own (JEPSEN_CHECKS) only on a history read from Jepsen's Kafka workload."""
     from chaoskit.history.jepsen_kafka import jepsen_fs
 
     present = history.kinds()
     jepsen = JEPSEN_CHECKS if jepsen_fs(history) else ()
-    return [c for c in (*KAFKA_CHECKS, *jepsen) if not c.missing(present)]
+    return [c for c in (*KAFKA_CHECKS, *jepsen) if not c.missing(present) and not c.by_name]
 
 
 def default_checks(history: History, model: str | None) -> list[str]:

@@ -46,8 +46,9 @@ GUARANTEES: dict[str, Guarantee] = {g.name: g for g in (
               "brokers take writes for a partition", CLUSTER_SIDE, ("shared_log",)),
     Guarantee("kafka-partition-order", "Kafka", "a producer's records of one partition get increasing offsets and a "
               "consumer reads a partition in offset order, skipping nothing", CLUSTER_SIDE, ("partition_order",)),
-    Guarantee("kafka-group-offsets", "Kafka", "a consumer group's committed offset, once the broker answered it, "
-              "never goes back or vanishes, across broker and storage restarts", CLUSTER_SIDE, ("group_offsets",)),
+    Guarantee("kafka-consumer-groups", "Kafka", "a consumer group's committed offset, once the broker answered "
+              "it, never goes back or vanishes, and no partition has two owners in the group at once, across "
+              "broker and storage restarts", CLUSTER_SIDE, ("group_offsets",)),
     Guarantee("kafka-20029-one-coordinator", "KAFKA-20029", "each consumer group has one coordinator, the "
               "internal topics never grow", CLUSTER_SIDE, ("internal_topic_guardrail",)),
 )}

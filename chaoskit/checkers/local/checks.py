@@ -358,6 +358,38 @@ def moved_value_kept(t: Tables) -> Found:
     return _found(rows, lambda r: r["index"], moved_keys=judged)
 
 
+def double_owner(t: Tables) -> Found:
+    """A member's delivery of a partition after another member's, which came after the first
+    member's own earlier one, with no assignment of the first member between its two."""
+    assigned: dict[Any, list[int]] = defaultdict(list)
+    for a in t.assigns:
+        assigned[a.process].append(a.index)
+    for indices in assigned.values():
+        indices.sort()
+    by: dict[tuple[Any, int], list[Delivery]] = defaultdict(list)
+    for d in t.deliveries:
+        by[(d.topic, d.partition)].append(d)
+    rows, handovers = [], 0
+    for ds in by.values():
+        ds.sort(key=lambda d: (d.index, d.pos))
+        last: dict[Any, Delivery] = {}  # each process's latest delivery of the partition
+        for prev, d in zip([None, *ds], ds):
+            mine = last.get(d.process)
+            last[d.process] = d
+            if prev is None or prev.process == d.process:
+                continue
+            handovers += 1
+            if mine is None or mine.index >= prev.index:
+                continue
+            between = assigned.get(d.process, [])
+            if bisect.bisect_right(between, mine.index) == bisect.bisect_left(between, d.index):
+                rows.append({"topic": d.topic, "partition": d.partition, "process": d.process,
+                             "from_offset": mine.offset, "from_index": mine.index, "other": prev.process,
+                             "other_offset": prev.offset, "other_index": prev.index, "offset": d.offset,
+                             "index": d.index})
+    return _found(rows, lambda r: (r["index"], r["partition"]), handovers=handovers)
+
+
 def coordinator_split(t: Tables) -> Found:
     parts: dict[str, set[int]] = defaultdict(set)
     for group, p, _ in t.coordinators:

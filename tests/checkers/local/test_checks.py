@@ -183,6 +183,45 @@ def test_commit_regressed(case):
             "group g: the committed offset of t/0 was 5 (op 1), then -1 (op 3)"
 
 
+def rebalance(i, proc, f, *partitions):
+    return [{"index": i, "process": proc, "type": "ok", "f": f"on_partitions_{f}", "value": [[T, p] for p in partitions]}]
+
+
+def read(i, proc, offset):
+    return poll(i, proc, (0, offset, "k", 0, offset))
+
+
+# members 10 and 11 of one group and partition 0: (ops, anomalies, handovers)
+OWNER_CASES = {
+    "handed over": (rebalance(0, 10, "assigned", 0) + read(1, 10, 0) + rebalance(3, 10, "revoked", 0)
+                    + rebalance(4, 11, "assigned", 0) + read(5, 11, 1), 0, 1),
+    "held by both": (rebalance(0, 10, "assigned", 0) + read(1, 10, 0) + rebalance(3, 11, "assigned", 0)
+                     + read(4, 11, 1) + read(6, 10, 2) + rebalance(8, 11, "revoked", 0), 1, 2),
+    "given back": (rebalance(0, 10, "assigned", 0) + read(1, 10, 0) + rebalance(3, 10, "revoked", 0)
+                   + rebalance(4, 11, "assigned", 0) + read(5, 11, 1) + rebalance(7, 11, "revoked", 0)
+                   + rebalance(8, 10, "assigned", 0) + read(9, 10, 2), 0, 2),
+    "one member": (rebalance(0, 10, "assigned", 0) + read(1, 10, 0) + read(3, 10, 1)
+                   + rebalance(5, 10, "revoked", 0), 0, 0),
+}
+
+
+@pytest.mark.parametrize("case", OWNER_CASES)
+def test_double_owner(case):
+    ops, anomalies, handovers = OWNER_CASES[case]
+    r = result(ops, "double-owner")
+    assert r.counts == {"anomalies": anomalies, "handovers": handovers}
+    assert r.valid == (False if anomalies else "unknown" if not handovers else True)
+    if anomalies:
+        assert r.witnesses[0]["explanation"] == ("t/0: process 10 read offset 0 (op 2), process 11 then read offset 1 "
+                                                 "(op 5), and process 10 offset 2 (op 7) with no assignment of its "
+                                                 "own in between")
+
+
+def test_double_owner_runs_only_when_named():
+    ops = OWNER_CASES["held by both"][0]
+    assert "double-owner" not in run_checks(ops, engine="local").results
+
+
 # --- truncation, judged by what the consumers did -------------------------------------------------
 # Producer 0 writes a0..a2 at offsets 0..2 (a1 and a2 indeterminate: the old leader alone had them);
 # consumer 10 reads all three; an unclean election truncates offsets 1 and 2, and producer 1's b1..b3

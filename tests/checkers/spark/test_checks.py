@@ -126,16 +126,20 @@ def test_spark_and_local_agree_on_moved_values_left_by_compaction(spark):
         (sum(c[2] for c in MOVED_CASES.values()), sum(c[3] for c in MOVED_CASES.values()))
 
 
-def test_spark_and_local_agree_on_committed_offsets_going_back(spark):
-    from ..local.test_checks import COMMIT_CASES
+def test_spark_and_local_agree_on_the_consumer_group_checks(spark):
+    """commit-regressed and double-owner, every case of each on a topic of its own, in one pass."""
+    from ..local.test_checks import COMMIT_CASES, OWNER_CASES
 
-    ops = [{**op, "topic": f"t{n}", "index": 100 * n + op["index"]}
-           for n, (case_ops, _anomalies, _pairs) in enumerate(COMMIT_CASES.values()) for op in case_ops]
-    names = ["commit-regressed"]
-    on_spark = run_checks(ops, names, engine="spark")
-    assert on_spark.to_json() == run_checks(ops, names, engine="local").to_json()
-    assert on_spark.results["commit-regressed"].counts == {
-        "anomalies": sum(c[1] for c in COMMIT_CASES.values()), "commit_pairs": sum(c[2] for c in COMMIT_CASES.values())}
+    checks = {"commit-regressed": (COMMIT_CASES, "commit_pairs"), "double-owner": (OWNER_CASES, "handovers")}
+    cases = [case for table, _evidence in checks.values() for case in table.values()]
+    ops = [{**op, "index": 1000 * n + op["index"], **({"topic": f"t{n}"} if "topic" in op else {}),
+            **({"value": [[f"t{n}", tp[1]] for tp in op["value"]]} if op["f"].startswith("on_partitions") else {})}
+           for n, (case_ops, _anomalies, _judged) in enumerate(cases) for op in case_ops]
+    on_spark = run_checks(ops, list(checks), engine="spark")
+    assert on_spark.to_json() == run_checks(ops, list(checks), engine="local").to_json()
+    for name, (table, evidence) in checks.items():
+        assert on_spark.results[name].counts == {"anomalies": sum(c[1] for c in table.values()),
+                                                 evidence: sum(c[2] for c in table.values())}, name
 
 
 def test_spark_and_local_agree_when_two_producers_send_one_value(spark):
