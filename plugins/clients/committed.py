@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from chaoskit_plugins.clients.ops import Op, failed, ok
-
 REQUEST_TIMEOUT_MS = 5_000  # one read is one of many: a slow answer is left for the next
 
 
@@ -20,11 +18,11 @@ class CommittedReader:
         self._admin: Any = None
         self._partitions: dict[str, list[int]] = {}
 
-    def read(self, op: Op, group: str) -> Op:
+    def read(self, topic: str, group: str) -> dict[str, Any]:
+        """The op's value; raises what the read raised (the question went unanswered)."""
         from kafka import TopicPartition
         from kafka.admin import KafkaAdminClient
 
-        topic = op["topic"]
         try:
             if self._admin is None:
                 self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, client_id=self.client_id,
@@ -34,13 +32,12 @@ class CommittedReader:
                 self._partitions[topic] = sorted(p["partition_index"] for d in described for p in d["partitions"])
             answer = self._admin.list_group_offsets({group: [TopicPartition(topic, p)
                                                              for p in self._partitions[topic]]})
-        except Exception as e:  # noqa: BLE001 -- a read that failed says nothing of the commits
-            # a new client for the next read: kafka-python's keeps asking a coordinator that moved
-            self.close()
-            return failed(op, e, definite=True)
+        except Exception:
+            self.close()  # a new client for the next read: kafka-python's keeps asking a coordinator that moved
+            raise
         offsets = sorted([tp.partition, meta.offset] for tp, meta in answer.get(group, {}).items()
                          if tp.topic == topic)
-        return ok(op, value={"group": group, "offsets": offsets})
+        return {"group": group, "offsets": offsets}
 
     def close(self) -> None:
         if self._admin is not None:

@@ -126,7 +126,10 @@ class ClientBase:
 
             if self._reader is None:
                 self._reader = CommittedReader(self.bootstrap, f"chaoskit-{self.process}-committed")
-            return self._reader.read(op, self.group_for(op["topic"]))
+            try:
+                return ok(op, value=self._reader.read(op["topic"], self.group_for(op["topic"])))
+            except Exception as e:  # noqa: BLE001 -- a read that failed says nothing of the commits
+                return failed(op, e, definite=True)
         raise ValueError(f"{self.name} client: no op {op['f']!r} (it does send, poll and committed)")
 
     def close_reader(self) -> None:
