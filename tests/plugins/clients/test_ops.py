@@ -48,7 +48,7 @@ def test_open_gives_each_process_its_own_client_with_the_same_options():
     test = SimpleNamespace(record=lambda op: None)
     a, b = proto.open(test, 0), proto.open(test, 1)
     assert a is not b and (a.process, b.process) == (0, 1) and a.options == b.options == {"acks": "all"}
-    with pytest.raises(ValueError, match="does send and poll"):
+    with pytest.raises(ValueError, match="does send, poll and committed"):
         a.invoke(test, {"f": "cas"})
 
 
