@@ -143,14 +143,13 @@ def grammar_for(base: ChaosTest, faults: list[str] | None = None) -> Grammar:
         raise ValueError(f"no fault named {', '.join(unknown)}; installed: {', '.join(registered)}")
     kind = broker_kind(base.broker, pm)
     has = kind.has(base.broker_storage)
-    for name in faults or ():
-        why = kind.lacking(getattr(found[name], "needs", ()), base.broker_storage)
-        if why:
-            raise ValueError(f"fault {name}: {why}")
     client = client_factory(base.client)
     for name in faults or ():
-        if not client_can(client, found[name]):
-            raise ValueError(f"fault {name}: client {base.client} lacks {', '.join(found[name].client_needs)}")
+        lacks = None if client_can(client, found[name]) else ", ".join(found[name].client_needs)
+        why = kind.lacking(getattr(found[name], "needs", ()), base.broker_storage) or (
+            lacks and f"client {base.client} lacks {lacks}")
+        if why:
+            raise ValueError(f"fault {name}: {why}")
     usable = [f for f in faults or registered
               if getattr(found[f], "needs", frozenset()) <= has and client_can(client, found[f])]
     fixed = {k: v for t in base.topics for k, v in t.config.items()}

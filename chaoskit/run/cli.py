@@ -86,9 +86,8 @@ def runnable(test: Any) -> None:
 def on_broker(test: Any, faults: dict[str, Any]) -> None:
     """ValueError when the test's broker is unknown, not built here, lacks the storage engine asked
     for, or lacks what one of its faults needs."""
-    from chaoskit.pluginmanager import broker_kind
-
     from chaoskit.cluster import capabilities as caps
+    from chaoskit.pluginmanager import broker_kind
 
     kind = broker_kind(test.broker)
     for name, factory in faults.items():

@@ -48,6 +48,7 @@ class KeyedSequences:
     _rngs: dict[int, random.Random] = field(default_factory=dict, init=False, repr=False)
     _seqs: dict[tuple[int, int], int] = field(default_factory=dict, init=False, repr=False)
     _done: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    _roles: dict[str, range] = field(default_factory=dict, init=False, repr=False)  # each role's processes
 
     def __post_init__(self) -> None:
         for name in ("producers", "consumers", "keys", "watchers"):
@@ -63,27 +64,24 @@ class KeyedSequences:
                 (self.poll_rate is not None and self.poll_rate <= 0):
             raise ValueError(f"keyed-sequences: rate, poll_rate, watch_rate and duration_s must be > 0, got "
                              f"{self.rate}, {self.poll_rate}, {self.watch_rate}, {self.duration_s}")
-
-    def _ranges(self) -> dict[str, range]:
         ends = (self.producers, self.producers + self.consumers, self.producers + self.consumers + self.watchers)
-        return {PRODUCER: range(ends[0]), CONSUMER: range(ends[0], ends[1]), WATCHER: range(ends[1], ends[2])}
+        self._roles = {PRODUCER: range(ends[0]), CONSUMER: range(ends[0], ends[1]), WATCHER: range(ends[1], ends[2])}
 
     @property
     def processes(self) -> dict[str, list[int]]:
-        return {role: list(r) for role, r in self._ranges().items() if r or role != WATCHER}
+        return {role: list(r) for role, r in self._roles.items() if r or role != WATCHER}
 
     def role(self, process: int) -> str:
-        ranges = self._ranges()
-        for role, r in ranges.items():
+        for role, r in self._roles.items():
             if process in r:
                 return role
-        raise ValueError(f"keyed-sequences has processes 0..{ranges[WATCHER].stop - 1}, not {process}")
+        raise ValueError(f"keyed-sequences has processes 0..{self._roles[WATCHER].stop - 1}, not {process}")
 
-    def topic_of(self, process: int) -> str:
-        """The topic a process works on."""
+    def topic_of(self, process: int, role: str | None = None) -> str:
+        """The topic a process (of `role`, when the caller knows it) works on."""
         if self.topics is None:
             return self.topic
-        return self.topics[(process - self._ranges()[self.role(process)].start) % len(self.topics)]
+        return self.topics[(process - self._roles[role or self.role(process)].start) % len(self.topics)]
 
     def op(self, process: int, elapsed_s: float) -> Op | Pending | None:
         if elapsed_s >= self.duration_s:
@@ -98,12 +96,13 @@ class KeyedSequences:
             return PENDING
         self._done[process] = done + 1
         if role != PRODUCER:
-            return {"f": "poll" if consumer else "committed", "topic": self.topic_of(process)}
+            return {"f": "poll" if consumer else "committed", "topic": self.topic_of(process, role)}
         rng = self._rngs.setdefault(process, random.Random(f"{self.seed}/{process}"))
         key = rng.randrange(self.keys)
         seq = self._seqs.get((process, key), 0)
         self._seqs[(process, key)] = seq + 1
-        return {"f": "send", "topic": self.topic_of(process), "key": f"k{key}", "value": [process, f"k{key}", seq]}
+        return {"f": "send", "topic": self.topic_of(process, role), "key": f"k{key}",
+                "value": [process, f"k{key}", seq]}
 
     def drain_op(self, process: int) -> Op | None:
         """After the run: consumers read on until the runner has seen every acknowledged send."""
