@@ -87,7 +87,8 @@ KAFKA_CHECKS: tuple[Check, ...] = (
            ("send_pairs", "no producer had two sends to one partition acknowledged"), "send"),
     _kafka("key-order", "of two records of one key from one producer, the later was delivered before the "
            "earlier (KIP-253, across partitions and consumers), or, where the client records key callbacks, "
-           "delivered from another partition without key-revoked then key-assigned between the two",
+           "delivered from another partition without key-revoked then key-assigned between the two "
+           "(nor that partition removed between them)",
            "Key order (KIP-253)",
            "key {key}: process {process} sent {first} (p{first_partition}) before {second} "
            "(p{second_partition}), delivered at op {first_delivered} and op {second_delivered}: {reason}",

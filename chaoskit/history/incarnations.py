@@ -60,3 +60,10 @@ def recreations(ops: Iterable[dict[str, Any]]) -> list[tuple[str, int, int, int]
     in order: ops after that index name partition `partition + k * RECREATED` (up to the next one)."""
     seen = Incarnations()
     return [(t, p, op["index"], k) for op in ops for t, p, k in seen.observe(op)]
+
+
+def retired(made: Iterable[tuple[str, int, int, int]]) -> dict[tuple[str, int], int]:
+    """{(topic, the name the checks gave a partition): the index of the expansion that made it again}
+    from `recreations`: that partition had been removed before that op (KIP-253 removes a marked
+    partition once drained), so nothing of it was read after."""
+    return {(t, p + (k - 1) * RECREATED): at for t, p, at, k in made}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from chaoskit.history.incarnations import Incarnations
+from chaoskit.history.incarnations import Incarnations, retired
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op, read_records, value_text
 
 READONLY_MODES = ("ReadOnly", "None")
@@ -86,6 +86,8 @@ class Tables:
     # (topic, partition) -> indices (ascending) of the key callbacks naming it
     key_revoked: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
     key_assigned: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
+    # (topic, partition) -> the index of the expansion that made it again (it had been removed)
+    retired: dict[tuple[Any, int], int] = field(default_factory=dict)
     assigns: list[Assign] = field(default_factory=list)
     # (process, jepsen_op, index, type) of each op of a Jepsen send/poll/txn, in index order: the cycle
     # checks' vertices (checkers/cycles.py txn_ops)
@@ -136,8 +138,8 @@ def build(ops: Iterable[Op]) -> Tables:
     made = Incarnations()  # a partition removed and made again is another partition (history/incarnations.py)
     named = made.partition
     for op in in_order(ops):
-        made.observe(op)
         f, kind, idx = op.get("f"), op.get("type"), op["index"]
+        t.retired.update(retired((topic, p, idx, k) for topic, p, k in made.observe(op)))
         if op.get("jepsen_f") in TXN_FS:
             t.txn_rows.append((op.get("process"), op.get("jepsen_op"), idx, kind))
         t.subscribed = t.subscribed or f == "subscribe" or op.get("jepsen_f") == "subscribe"

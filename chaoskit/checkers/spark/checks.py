@@ -15,6 +15,7 @@ from chaoskit.checkers.findings import Found, Row
 from chaoskit.checkers.local.tables import READONLY_MODES
 from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
 from chaoskit.checkers.spark.tables import SparkTables
+from chaoskit.history.incarnations import retired
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, process_of
 
 
@@ -327,11 +328,20 @@ def key_order(t: SparkTables) -> Plan:
                     .groupBy("index", "topic", "pb", "ib").agg(F.min("r").alias("r")))
     moved = first_revoke.join(assigned, (F.col("s_topic") == F.col("topic")) & (F.col("s_partition") == F.col("pb"))
                               & (F.col("s") > F.col("r")) & (F.col("s") < F.col("ib")), "left_semi").select("index")
-    unmoved = cross.join(moved, ["index"], "left_anti")
+    unmoved = cross.filter(~_removed_between(t, a, b)).join(moved, ["index"], "left_anti")
     df = rows(pairs.filter(out_of_order), F.lit(OUT_OF_ORDER)).unionByName(
         rows(unmoved, F.format_string(NOT_MOVED, a.partition, b.partition)))
     return _found(df, ["index"], key_pairs=_pairs_count(t, sends, ["process", "key"]),
                   moved_pairs=_one_count(pairs.filter(between_partitions)), cross_partition_pairs=_one_count(cross))
+
+
+def _removed_between(t: SparkTables, a: Any, b: Any) -> Any:
+    """A's partition removed between the two deliveries (made again before B's: local/checks.py)."""
+    F = t.F
+    gone = F.lit(False)
+    for (topic, partition), at in retired(t.made).items():  # few: one per re-creation
+        gone = gone | ((a.topic == topic) & (a.partition == partition) & (a.index < at) & (b.index > at))
+    return gone
 
 
 def _key_callbacks(t: SparkTables, f: str, name: str) -> Any:

@@ -50,6 +50,14 @@ def key_cb(i, f, *tps):
             "value": sorted([t, p] for t, p in tps)}
 
 
+def removal(i, p, count):
+    """Admin ops: partition p marked ReadOnly (op i), then made again by an expansion to count (op
+    i + 1), so it had been removed between the two."""
+    return [{"index": i, "process": "admin", "type": "ok", "f": "partition-mode", "topic": T, "partition": p,
+             "value": {"mode": "ReadOnly"}},
+            {"index": i + 1, "process": "admin", "type": "ok", "f": "expand", "topic": T, "value": {"count": count}}]
+
+
 # key k sent by process 0 to p0 then p1 (ops 0-3), A delivered at op 5 by one consumer and B at op 9
 # by another unless said otherwise; ops 6 and 7 between them: (ops, anomalies, cross-partition pairs checked)
 A_THEN_B = send(0, 0, "k", 1, 0, 0) + send(2, 0, "k", 2, 1, 0)
@@ -71,6 +79,11 @@ KEY_MOVES = {
                                   + POLL_B, 1, 1),
     "callbacks-only-after-b": (A_THEN_B + POLL_A + POLL_B + [key_cb(10, "revoked", (T, 0)),
                                                              key_cb(11, "assigned", (T, 1))], 1, 1),
+    # A's partition removed between the deliveries (KIP-253 removes it once drained): nothing to wait for
+    "a-removed-between": (A_THEN_B + POLL_A + removal(6, 0, 2) + POLL_B + [key_cb(10, "assigned", (T, 1))], 0, 1),
+    "a-marked-not-removed": (A_THEN_B + POLL_A + removal(6, 0, 2)[:1] + [key_cb(7, "assigned", (T, 1))] + POLL_B,
+                             1, 1),
+    "a-removed-after-b": (A_THEN_B + POLL_A + POLL_B + removal(10, 0, 2) + [key_cb(12, "assigned", (T, 1))], 1, 1),
     # not checked: a topic without key callbacks (a client without KIP-253's key listener)
     "only-another-topic-has-callbacks": (A_THEN_B + POLL_A + [key_cb(6, "revoked", ("u", 0)),
                                                               key_cb(7, "assigned", ("u", 1))] + POLL_B, 0, 0),
