@@ -139,7 +139,8 @@ def build(ops: Iterable[Op]) -> Tables:
     named = made.partition
     for op in in_order(ops):
         f, kind, idx = op.get("f"), op.get("type"), op["index"]
-        t.retired.update(retired((topic, p, idx, k) for topic, p, k in made.observe(op)))
+        if remade := made.observe(op):  # rare: an expansion over removed partitions
+            t.retired.update(retired((topic, p, idx, k) for topic, p, k in remade))
         if op.get("jepsen_f") in TXN_FS:
             t.txn_rows.append((op.get("process"), op.get("jepsen_op"), idx, kind))
         t.subscribed = t.subscribed or f == "subscribe" or op.get("jepsen_f") == "subscribe"
