@@ -593,7 +593,8 @@ class OrderedConsumer:
         marked = {q for q, i in info.partitions.items() if i.mode == PartitionMode.READ_ONLY}
         seen = self._seen_marked.setdefault(t, set())
         seen |= marked
-        gone = {q for q in seen - marked if q not in info.partitions}
+        # removed, or on its way (mode None: empty, or past KIP-694's delay): nothing of it is left to read
+        gone = {q for q in seen - marked if q not in info.partitions or info.partitions[q].mode == PartitionMode.NONE}
         if p >= undeleted or not marked and not gone and state.deletion is None:
             return
         gate = state.deletion = state.deletion or DeletionGate()

@@ -172,6 +172,24 @@ def test_a_marked_partition_removed_before_its_threshold_was_asked_is_announced_
     assert [e["f"] for e in events if e["f"].startswith("on_")] == ["on_partition_key_assigned"]
 
 
+def test_a_marked_partition_gone_to_mode_none_counts_as_removed_for_a_member_given_its_keys():
+    """t-6, seen marked, went to mode None (drained, its replicas being deleted) while t-2 changed
+    hands: nothing of t-6 is left to read, so t-2's new member announces its keys (key-assigned)
+    before it delivers, as for a partition already removed."""
+    import dataclasses
+
+    from chaoskit.protocol.extensions import PartitionMode
+    consumer, events = _gated_consumer({}, p2_epoch=1)
+    consumer._seen_marked["t"] = {6, 7}
+    parts = consumer.view.topics["t"].partitions
+    parts[6] = dataclasses.replace(parts[6], mode=PartitionMode.NONE)
+    del parts[7]
+    consumer._open_gates()
+    gate = consumer.parts[("t", 2)].deletion
+    assert gate is not None and gate.announced == {6} and gate.limit() is None
+    assert [e["f"] for e in events if e["f"].startswith("on_")] == ["on_partition_key_assigned"]
+
+
 def test_a_marked_partitions_unknown_threshold_holds_back_every_record():
     """KIP-253 8.5: t-2 may deliver past the end of its epoch before the marking only once t-6 is
     drained. While that end cannot be read yet (t-2's epoch not yet bumped in our metadata), any
