@@ -10,6 +10,10 @@ ReadOnly or None) and then covered by an expansion (`expand` ok with a count abo
 and made again; an op after that expansion's ok names the new partition. The checks name the
 k-th re-creation of partition p as `p + k * RECREATED` (orders/6 made again: orders/10006), so
 witnesses show which one they mean. A history with no such sequence is judged as it is.
+
+A partition's removal shows either way: a `partition-removed` op (process "admin", ok: the operator
+saw it gone from a broker's metadata that agrees with ZooKeeper, so it went before that op) or the
+expansion that made it again (KIP-253 grows a topic only once its marked partitions are gone).
 """
 from __future__ import annotations
 
@@ -34,20 +38,25 @@ class Incarnations:
     def __init__(self) -> None:
         self._leaving: dict[str, set[int]] = {}
         self._made: dict[tuple[str, int], int] = {}  # how often the partition was made again
+        # (topic, the checks' name of a partition) -> the first op its removal came before
+        self.gone: dict[tuple[str, int], int] = {}
 
     def observe(self, op: dict[str, Any]) -> list[tuple[str, int, int]]:
         """Take in the op; the (topic, partition, k) it made again for the k-th time, if any."""
         if op.get("process") != "admin" or op.get("type") != "ok":
             return []
-        f, topic = op.get("f"), op.get("topic") or ""
-        if f == "partition-mode" and _mode(op.get("value")) in LEAVING_MODES and isinstance(op.get("partition"), int):
-            self._leaving.setdefault(topic, set()).add(op["partition"])
+        f, topic, p = op.get("f"), op.get("topic") or "", op.get("partition")
+        if f == "partition-removed" and isinstance(p, int):
+            self.gone.setdefault((topic, self.partition(topic, p)), op["index"])
+        elif f == "partition-mode" and _mode(op.get("value")) in LEAVING_MODES and isinstance(p, int):
+            self._leaving.setdefault(topic, set()).add(p)
         elif f == "expand" and (count := _count(op.get("value"))) is not None:
-            again = sorted(p for p in self._leaving.get(topic, ()) if p < count)
-            for p in again:
-                self._made[(topic, p)] = self._made.get((topic, p), 0) + 1
+            again = sorted(q for q in self._leaving.get(topic, ()) if q < count)
+            for q in again:
+                self.gone.setdefault((topic, self.partition(topic, q)), op["index"])
+                self._made[(topic, q)] = self._made.get((topic, q), 0) + 1
             self._leaving[topic] = self._leaving.get(topic, set()) - set(again)
-            return [(topic, p, self._made[(topic, p)]) for p in again]
+            return [(topic, q, self._made[(topic, q)]) for q in again]
         return []
 
     def partition(self, topic: str, partition: Any) -> Any:
@@ -55,15 +64,14 @@ class Incarnations:
         return partition + made * RECREATED if made else partition
 
 
-def recreations(ops: Iterable[dict[str, Any]]) -> list[tuple[str, int, int, int]]:
-    """(topic, partition, the index of the expansion's ok op, k) for each re-creation in a history,
-    in order: ops after that index name partition `partition + k * RECREATED` (up to the next one)."""
+def replayed(ops: Iterable[dict[str, Any]]) -> tuple[list[tuple[str, int, int, int]], dict[tuple[str, int], int]]:
+    """(topic, partition, the index of the expansion's ok op, k) for each re-creation in a history, in
+    order: ops after that index name partition `partition + k * RECREATED` (up to the next one); and
+    {(topic, the checks' name of a partition): the first op its removal came before}."""
     seen = Incarnations()
-    return [(t, p, op["index"], k) for op in ops for t, p, k in seen.observe(op)]
+    return [(t, p, op["index"], k) for op in ops for t, p, k in seen.observe(op)], seen.gone
 
 
-def retired(made: Iterable[tuple[str, int, int, int]]) -> dict[tuple[str, int], int]:
-    """{(topic, the name the checks gave a partition): the index of the expansion that made it again}
-    from `recreations`: that partition had been removed before that op (KIP-253 removes a marked
-    partition once drained), so nothing of it was read after."""
-    return {(t, p + (k - 1) * RECREATED): at for t, p, at, k in made}
+def recreations(ops: Iterable[dict[str, Any]]) -> list[tuple[str, int, int, int]]:
+    """The re-creations of `replayed`."""
+    return replayed(ops)[0]

@@ -15,16 +15,23 @@ partition was marked, so a suite whose step found nothing to drain does not pass
 A partition whose leader is away (killed, cut off, moving) is retried for up to 10 s. It records a
 `delete-records` op (process "admin") per partition deleted: ok with the new log start, or info with
 the error (the deletion may have happened).
+
+It then watches ZooKeeper's assignment of the topic until the run ends, and records a
+`partition-removed` op (process "admin", ok) the moment a marked partition leaves it. The controller
+writes that before it tells any broker, so the op comes before any client could have seen the
+partition gone: the checks take it as the removal's time (history/incarnations.py), for a key that
+went on in another partition once the one it was in was removed.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Mapping
 
 from chaoskit.cluster import capabilities as caps
 from chaoskit.cluster.waiting import NotReady, wait_for
 from chaoskit.nemesis.base import WindowedFault, check_params
 from chaoskit_plugins.faults.cluster_faults import current_topic, replica_offset, retry_until_refused
-from chaoskit.protocol.zk_layout import NO_LEADER
+from chaoskit.protocol.zk_layout import NO_LEADER, TopicAssignment, topic_path
 
 RETRY_S = 10.0  # how long one partition's DeleteRecords is retried while its leader is away
 
@@ -32,6 +39,14 @@ RETRY_S = 10.0  # how long one partition's DeleteRecords is retried while its le
 class DeleteRecordsFault(WindowedFault):
     name = "delete-records"
     needs = frozenset({caps.KIP253})
+
+    def setup(self, test: Any) -> None:
+        super().setup(test)
+        self._ended = threading.Event()  # this run's removal watches stop recording once it is set
+
+    def teardown(self, test: Any) -> None:
+        self._ended.set()
+        super().teardown(test)
 
     def start(self, target: str, params: Mapping[str, Any], pick: int) -> dict[str, Any]:
         from chaoskit.client.admin import AdminClient
@@ -62,9 +77,31 @@ class DeleteRecordsFault(WindowedFault):
                     self.record({**op, "type": "info", "error": f"{type(e).__name__}: {e}"})
                     continue
                 self.record({**op, "type": "ok", "offset": deleted[partition]})
+        self._watch_removal(topic, marked)
         waiting = [p for p in marked if p not in committed]
         return {"topic": topic, "marked": marked, "deleted": deleted, "waiting": waiting,
                 **({"why": why} if waiting else {})}
+
+    def _watch_removal(self, topic: str, partitions: list[int]) -> None:
+        """A `partition-removed` op for each of `partitions` once ZooKeeper's assignment of `topic`
+        no longer has it (at once for one already gone); the watch ends when all are recorded, the
+        topic itself is gone, or the run ends."""
+        from kazoo.recipe.watchers import DataWatch
+
+        view, ended, left = self.context.cluster.view, self._ended, set(partitions)
+        if view is None:
+            return
+
+        def changed(data: bytes | None, _stat: Any) -> bool:
+            if ended.is_set() or data is None:
+                return False
+            for p in sorted(left - set(TopicAssignment.decode(topic, data).partitions)):
+                self.record({"process": "admin", "type": "ok", "f": "partition-removed", "topic": topic,
+                             "partition": p})
+                left.discard(p)
+            return bool(left)
+
+        DataWatch(view.client, topic_path(topic), changed)
 
     @staticmethod
     def _delete(admin: Any, topic: str, partition: int, offset: int) -> int:

@@ -318,9 +318,14 @@ def test_the_delete_records_fault_drains_what_the_group_committed(cluster: Local
     window = Window(1, 0.0, 1.0, "delete-records", "client", {"topic": topic, "committed_within_s": 2}, 0)
     resolved = nemesis.invoke(run, fault_op("start", window))["value"]["resolved"]
     assert (resolved["marked"], resolved["deleted"], resolved["waiting"]) == ([6, 7], {6: 3}, [7])
-    assert [(op["type"], op["partition"], op.get("offset")) for op in ops] == [("invoke", 6, None), ("ok", 6, 3)]
+    assert [(op["type"], op["partition"], op.get("offset")) for op in ops if op["f"] == "delete-records"] == \
+        [("invoke", 6, None), ("ok", 6, 3)]
     wait_for(lambda: gone(cluster, admin, kip, topic, 6), 30, "partition 6 removed once drained",
              cluster.active_controller().log_path)
+    # its removal recorded by the fault's ZooKeeper watch, which ZooKeeper told before any broker knew
+    removals = lambda: [op["partition"] for op in ops if op["f"] == "partition-removed"]  # noqa: E731
+    assert wait_for(removals, 5, "a partition-removed op for partition 6") == [6]
+    nemesis.teardown(run)
     assert admin.topic(topic).marked_for_deletion == [7] and read_all(cluster, topic, 7) == [b"7-0", b"7-1", b"7-2"]
     # as Kafka: the group's offset of the removed partition goes with it (a partition 6 made again
     # by a later expansion is read from its reset point), the other stays

@@ -212,7 +212,7 @@ def _key_row(a: Send, b: Send, da: Delivery, db: Delivery, reason: str) -> Row:
 def _key_moved(t: Tables, da: Delivery, db: Delivery) -> bool:
     """A key-revoked of da's partition, then a key-assigned of db's, both between the two deliveries
     (the earliest such revoke leaves the most room for the assign); or da's partition removed
-    between them (made again by an expansion before db): nothing was left there to wait for."""
+    between them (history/incarnations.py): nothing was left there to wait for."""
     if da.index < t.retired.get((da.topic, da.partition), -1) < db.index:
         return True
     revoked = t.key_revoked.get((da.topic, da.partition), [])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from chaoskit.history.incarnations import Incarnations, retired
+from chaoskit.history.incarnations import Incarnations
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, Op, read_records, value_text
 
 READONLY_MODES = ("ReadOnly", "None")
@@ -86,7 +86,7 @@ class Tables:
     # (topic, partition) -> indices (ascending) of the key callbacks naming it
     key_revoked: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
     key_assigned: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
-    # (topic, partition) -> the index of the expansion that made it again (it had been removed)
+    # (topic, partition) -> the first op its removal came before (history/incarnations.py)
     retired: dict[tuple[Any, int], int] = field(default_factory=dict)
     assigns: list[Assign] = field(default_factory=list)
     # (process, jepsen_op, index, type) of each op of a Jepsen send/poll/txn, in index order: the cycle
@@ -139,8 +139,7 @@ def build(ops: Iterable[Op]) -> Tables:
     named = made.partition
     for op in in_order(ops):
         f, kind, idx = op.get("f"), op.get("type"), op["index"]
-        if remade := made.observe(op):  # rare: an expansion over removed partitions
-            t.retired.update(retired((topic, p, idx, k) for topic, p, k in remade))
+        made.observe(op)  # rare: an admin op removing a partition, or making one again
         if op.get("jepsen_f") in TXN_FS:
             t.txn_rows.append((op.get("process"), op.get("jepsen_op"), idx, kind))
         t.subscribed = t.subscribed or f == "subscribe" or op.get("jepsen_f") == "subscribe"
@@ -191,4 +190,5 @@ def build(ops: Iterable[Op]) -> Tables:
             v = op["value"]
             if v.get("group") is not None and v.get("partition") is not None:
                 t.coordinators.append((str(v["group"]), int(v["partition"]), idx))
+    t.retired = made.gone
     return t

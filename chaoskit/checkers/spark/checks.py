@@ -15,7 +15,6 @@ from chaoskit.checkers.findings import Found, Row
 from chaoskit.checkers.local.tables import READONLY_MODES
 from chaoskit.checkers.result import MAX_WITNESSES as LIMIT
 from chaoskit.checkers.spark.tables import SparkTables
-from chaoskit.history.incarnations import retired
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED, process_of
 
 
@@ -336,10 +335,10 @@ def key_order(t: SparkTables) -> Plan:
 
 
 def _removed_between(t: SparkTables, a: Any, b: Any) -> Any:
-    """A's partition removed between the two deliveries (made again before B's: local/checks.py)."""
+    """A's partition removed between the two deliveries (local/checks.py)."""
     F = t.F
     gone = F.lit(False)
-    for (topic, partition), at in retired(t.made).items():  # few: one per re-creation
+    for (topic, partition), at in t.gone.items():  # few: one per removal
         gone = gone | ((a.topic == topic) & (a.partition == partition) & (a.index < at) & (b.index > at))
     return gone
 

@@ -11,17 +11,17 @@ from typing import Any
 
 import orjson
 
-from chaoskit.history.incarnations import RECREATED, recreations
+from chaoskit.history.incarnations import RECREATED, replayed
 
 
-def recreated(frame: Any) -> list[tuple[str, int, int, int]]:
-    """(topic, partition, index of the expansion's ok op, k) for each re-creation in the history."""
+def recreated(frame: Any) -> tuple[list[tuple[str, int, int, int]], dict[tuple[str, int], int]]:
+    """The history's re-creations and removals (history/incarnations.py `replayed`)."""
     from pyspark.sql import functions as F
 
     rows = (frame.filter((F.col("process") == "admin") & (F.col("type") == "ok")
-                         & F.col("f").isin("partition-mode", "expand"))
+                         & F.col("f").isin("partition-mode", "expand", "partition-removed"))
             .select("index", "f", "topic", "partition", "value").orderBy("index").collect())
-    return recreations({"index": r["index"], "process": "admin", "type": "ok", "f": r["f"], "topic": r["topic"],
+    return replayed({"index": r["index"], "process": "admin", "type": "ok", "f": r["f"], "topic": r["topic"],
                         "partition": r["partition"], "value": orjson.loads(r["value"]) if r["value"] else None}
                        for r in rows)
 

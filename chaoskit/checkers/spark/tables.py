@@ -39,7 +39,7 @@ class SparkTables:
                              "check the history.jsonl beside it, which writes a new Parquet copy")
         is_record = F.col("pos").isNotNull()
         # partitions removed and made again are other partitions (history/incarnations.py)
-        self.made = recreated(rows)
+        self.made, self.gone = recreated(rows)
         topic = F.coalesce(F.col("topic"), F.lit(""))
         rows = rows.select(*_READ).withColumns({
             "topic": topic, "partition": renamed(self.made, topic, F.col("partition"), F.col("index"))})

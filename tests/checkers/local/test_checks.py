@@ -58,6 +58,11 @@ def removal(i, p, count):
             {"index": i + 1, "process": "admin", "type": "ok", "f": "expand", "topic": T, "value": {"count": count}}]
 
 
+def removed(i, p):
+    """The admin op that saw partition p gone from the topic's assignment (op i)."""
+    return {"index": i, "process": "admin", "type": "ok", "f": "partition-removed", "topic": T, "partition": p}
+
+
 # key k sent by process 0 to p0 then p1 (ops 0-3), A delivered at op 5 by one consumer and B at op 9
 # by another unless said otherwise; ops 6 and 7 between them: (ops, anomalies, cross-partition pairs checked)
 A_THEN_B = send(0, 0, "k", 1, 0, 0) + send(2, 0, "k", 2, 1, 0)
@@ -84,6 +89,11 @@ KEY_MOVES = {
     "a-marked-not-removed": (A_THEN_B + POLL_A + removal(6, 0, 2)[:1] + [key_cb(7, "assigned", (T, 1))] + POLL_B,
                              1, 1),
     "a-removed-after-b": (A_THEN_B + POLL_A + POLL_B + removal(10, 0, 2) + [key_cb(12, "assigned", (T, 1))], 1, 1),
+    # seen removed (a ZooKeeper watch's `partition-removed`) between them, not made again
+    "a-seen-removed-between": (A_THEN_B + POLL_A + removal(6, 0, 2)[:1] + [removed(7, 0)] + POLL_B
+                               + [key_cb(10, "assigned", (T, 1))], 0, 1),
+    "a-seen-removed-after-b": (A_THEN_B + POLL_A + removal(6, 0, 2)[:1] + POLL_B + [removed(10, 0)]
+                               + [key_cb(11, "assigned", (T, 1))], 1, 1),
     # not checked: a topic without key callbacks (a client without KIP-253's key listener)
     "only-another-topic-has-callbacks": (A_THEN_B + POLL_A + [key_cb(6, "revoked", ("u", 0)),
                                                               key_cb(7, "assigned", ("u", 1))] + POLL_B, 0, 0),
