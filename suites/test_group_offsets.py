@@ -24,17 +24,21 @@ from chaoskit.run.mixes import lagging_group_run
 
 COMMITS, OWNERS = "commit-regressed", "double-owner"
 # two kills of a broker (restarted with its data 1.5 s later): on a one-broker cluster the same
-# broker, the group's coordinator each time
-KILLS = [{"at": at, "fault": "kill", "target": "random-broker", "window_s": 1.5} for at in (0.15, 0.5)]
+# broker, the group's coordinator each time. The first comes early and the second after the
+# members' moves below, so neither move falls while the group's coordinator is down: a consumer
+# that closes then cannot leave the group, the group waits out its session (10 s) before it can
+# rebalance, and a partition may change hands only after the run
+KILLS = [{"at": at, "fault": "kill", "target": "random-broker", "window_s": 1.5} for at in (0.1, 0.78)]
 # the consumers closing and starting again from the group's commits (the storage case: after the
 # storage's restart, and once more)
 RESTARTS = [{"at": at, "fault": "clients", "target": "client", "window_s": 0.5, "params": {"action": "restart"}}
             for at in (0.4, 0.75)]
-# after the first kill the consumers restart; after the second, one of them leaves the group for
-# 6 s and comes back from the group's commits, so its partitions pass to the other member and back
-# (a restart of all gives each member its partitions back: nothing changes hands; and on a broker
-# slow to rebalance, a partition passed over is read by its new owner only seconds later)
-BETWEEN_KILLS = [RESTARTS[0] | {"at": 0.3}, {"at": 0.6, "fault": "clients", "target": "client", "window_s": 6.0,
+# between the kills the consumers restart (once a killed broker is back and a coordinator elected
+# in its place: about 4 s), then one of them leaves the group for 4 s and comes back from the
+# group's commits, so its partitions pass to the other member and back (a restart of all gives each
+# member its partitions back: nothing changes hands; and on a broker slow to rebalance, a partition
+# passed over is read by its new owner only seconds later)
+BETWEEN_KILLS = [RESTARTS[0] | {"at": 0.4}, {"at": 0.58, "fault": "clients", "target": "client", "window_s": 4.0,
                                               "params": {"action": "leave", "which": "one"}}]
 STORAGE_KILL = [{"at": 0.3, "fault": "kill", "target": "storage", "window_s": 1.5}]
 # what each claim needs: committed offsets read again and again once something was committed, and
