@@ -337,8 +337,11 @@ class Explorer:
         if out.run_dir is not None and out.run_dir.is_dir() and not (new or out.findings or self.s.keep_runs):
             self.corpus.drop_run(out.run_dir)
         rate = self.corpus.runs / max(self._elapsed(), 1e-9) * 60
-        verdict = "FOUND " + ",".join(sorted(out.findings)) if out.findings else \
-            "error" if out.error else "clean" if out.results.get("valid") is True else str(out.results.get("valid"))
+        valid = out.results.get("valid")
+        # an anomaly the run's steps or the client's claims excuse is no finding: say which
+        verdict = "FOUND " + ",".join(sorted(out.findings)) if out.findings else "error" if out.error else \
+            "clean" if valid is True else f"excused {','.join(sorted(out.excused))}" if valid is False and out.excused \
+            else str(valid)
         self.say(f"  run {n}: {verdict} ({len(schedule.steps)} steps, {out.seconds:.1f} s); coverage "
                  f"{self.corpus.coverage} (+{len(new)}), corpus {len(self.corpus.entries)}, "
                  f"{rate:.1f} runs/min, findings {len(self.corpus.findings)}")

@@ -39,6 +39,7 @@ from chaoskit.history.availability import availability
 from chaoskit.run.live import Run
 from chaoskit.run.progress import ProgressLine
 from chaoskit.run.workers import WorkerPool
+from chaoskit.run.client_logs import client_logs
 
 log = logging.getLogger("chaoskit.runner")
 SLACK_S = 120  # past its duration, how long the workload and the schedule may take to wind down
@@ -79,6 +80,7 @@ def run(test: ChaosTest, progress: bool = False, keep: bool = False, lane: Any =
     try:
         compose_parts(parts)
         with ExitStack() as phases:
+            phases.enter_context(client_logs(parts.live.run_dir))
             phases.enter_context(cluster_up(parts, keep) if lane is None else lane_cluster(parts, lane))
             phases.enter_context(recording(parts))
             phases.enter_context(roles_set_up(parts))

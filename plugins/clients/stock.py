@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chaoskit.run.client_logs import LIBRDKAFKA
 from chaoskit_plugins.clients.ops import ClientBase, Op, failed, ok, poll_record, wire
 
 METADATA_MAX_AGE_MS = 1000
@@ -149,7 +150,7 @@ class LibrdkafkaClient(StockClient):
             self._producer = Producer({"bootstrap.servers": self.bootstrap, "acks": "all", "enable.idempotence": True,
                                        "linger.ms": 0, "message.timeout.ms": 20_000,
                                        "topic.metadata.refresh.interval.ms": METADATA_MAX_AGE_MS,
-                                       "client.id": f"chaoskit-{self.process}"})
+                                       "client.id": f"chaoskit-{self.process}", "logger": LIBRDKAFKA})
         outcome: dict[str, Any] = {}
 
         def delivered(err: Any, msg: Any) -> None:
@@ -177,7 +178,7 @@ class LibrdkafkaClient(StockClient):
                                        "auto.offset.reset": "earliest", "enable.auto.commit": True,
                                        "auto.commit.interval.ms": 500, "session.timeout.ms": 10_000,
                                        "topic.metadata.refresh.interval.ms": METADATA_MAX_AGE_MS,
-                                       "client.id": f"chaoskit-{self.process}"})
+                                       "client.id": f"chaoskit-{self.process}", "logger": LIBRDKAFKA})
             self._consumer.subscribe(
                 [op["topic"]],
                 on_assign=lambda _c, parts: self.record("on_partitions_assigned", parts),
