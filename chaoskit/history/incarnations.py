@@ -11,9 +11,9 @@ and made again; an op after that expansion's ok names the new partition. The che
 k-th re-creation of partition p as `p + k * RECREATED` (orders/6 made again: orders/10006), so
 witnesses show which one they mean. A history with no such sequence is judged as it is.
 
-A partition's removal shows either way: a `partition-removed` op (process "admin", ok: the operator
-saw it gone from a broker's metadata that agrees with ZooKeeper, so it went before that op) or the
-expansion that made it again (KIP-253 grows a topic only once its marked partitions are gone).
+A partition's removal shows either way: a `partition-removed` op (process "admin", ok: a ZooKeeper
+watch saw it leave the topic's assignment, so it went before that op) or the expansion that made it
+again (KIP-253 grows a topic only once its marked partitions are gone).
 """
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ def client_logs(run_dir: Path) -> Iterator[Path]:
     path = run_dir / FILE
     handler = logging.FileHandler(path, delay=True)  # no file for a run whose libraries said nothing
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    saved = [(logging.getLogger(name), logging.getLogger(name).propagate) for name in LIBRARIES]
+    saved = [(logger, logger.propagate) for logger in map(logging.getLogger, LIBRARIES)]
     for logger, _ in saved:
         logger.addHandler(handler)
         logger.propagate = False

@@ -213,7 +213,7 @@ def _key_moved(t: Tables, da: Delivery, db: Delivery) -> bool:
     """A key-revoked of da's partition, then a key-assigned of db's, both between the two deliveries
     (the earliest such revoke leaves the most room for the assign); or da's partition removed
     between them (history/incarnations.py): nothing was left there to wait for."""
-    if da.index < t.retired.get((da.topic, da.partition), -1) < db.index:
+    if da.index < t.gone.get((da.topic, da.partition), -1) < db.index:
         return True
     revoked = t.key_revoked.get((da.topic, da.partition), [])
     i = bisect.bisect_right(revoked, da.index)

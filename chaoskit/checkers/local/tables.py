@@ -87,7 +87,7 @@ class Tables:
     key_revoked: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
     key_assigned: dict[tuple[Any, int], list[int]] = field(default_factory=dict)
     # (topic, partition) -> the first op its removal came before (history/incarnations.py)
-    retired: dict[tuple[Any, int], int] = field(default_factory=dict)
+    gone: dict[tuple[Any, int], int] = field(default_factory=dict)
     assigns: list[Assign] = field(default_factory=list)
     # (process, jepsen_op, index, type) of each op of a Jepsen send/poll/txn, in index order: the cycle
     # checks' vertices (checkers/cycles.py txn_ops)
@@ -190,5 +190,5 @@ def build(ops: Iterable[Op]) -> Tables:
             v = op["value"]
             if v.get("group") is not None and v.get("partition") is not None:
                 t.coordinators.append((str(v["group"]), int(v["partition"]), idx))
-    t.retired = made.gone
+    t.gone = made.gone
     return t

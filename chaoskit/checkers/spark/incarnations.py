@@ -14,7 +14,7 @@ import orjson
 from chaoskit.history.incarnations import RECREATED, replayed
 
 
-def recreated(frame: Any) -> tuple[list[tuple[str, int, int, int]], dict[tuple[str, int], int]]:
+def replayed_from(frame: Any) -> tuple[list[tuple[str, int, int, int]], dict[tuple[str, int], int]]:
     """The history's re-creations and removals (history/incarnations.py `replayed`)."""
     from pyspark.sql import functions as F
 
@@ -27,7 +27,7 @@ def recreated(frame: Any) -> tuple[list[tuple[str, int, int, int]], dict[tuple[s
 
 
 def renamed(made: list[tuple[str, int, int, int]], topic: Any, partition: Any, index: Any) -> Any:
-    """`partition` as the checks name it at op `index` (columns; `made` from `recreated`)."""
+    """`partition` as the checks name it at op `index` (columns; `made` from `replayed_from`)."""
     from pyspark.sql import functions as F
 
     if not made:

@@ -18,7 +18,7 @@ import threading
 from typing import Any, Callable
 
 from chaoskit.checkers.local.tables import RESETS
-from chaoskit.checkers.spark.incarnations import recreated, renamed
+from chaoskit.checkers.spark.incarnations import renamed, replayed_from
 from chaoskit.history.schema import KEY_ASSIGNED, KEY_REVOKED
 
 # the columns of the Parquet history the checks read (the rest: time, node, epochs stay on disk)
@@ -39,7 +39,7 @@ class SparkTables:
                              "check the history.jsonl beside it, which writes a new Parquet copy")
         is_record = F.col("pos").isNotNull()
         # partitions removed and made again are other partitions (history/incarnations.py)
-        self.made, self.gone = recreated(rows)
+        self.made, self.gone = replayed_from(rows)
         topic = F.coalesce(F.col("topic"), F.lit(""))
         rows = rows.select(*_READ).withColumns({
             "topic": topic, "partition": renamed(self.made, topic, F.col("partition"), F.col("index"))})
