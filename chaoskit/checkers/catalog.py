@@ -143,7 +143,9 @@ KAFKA_CHECKS: tuple[Check, ...] = (
 # also ours above follow Jepsen's rules on such histories (jepsen_checks.py has them by the same name).
 def _cycle(name: str, what: str) -> Check:
     return _kafka(name, f"{what} (Elle's cycles over the Jepsen ops' dependencies, checkers/cycles.py)",
-                  "Transactions (Jepsen)", "{cycle}", ("transactions", "no send, poll or txn op completed"), "txn")
+                  "Transactions (Jepsen)", "{cycle}",
+                  ("transactions", "no Jepsen send, poll or txn op completed (the graph is made of Jepsen's ops)"),
+                  "send", "poll", "txn", any_of=True)
 
 
 JEPSEN_CHECKS: tuple[Check, ...] = (
@@ -160,6 +162,10 @@ JEPSEN_CHECKS: tuple[Check, ...] = (
            "one before it in the key's version order", "Producer order",
            "process {process}'s sends to {topic}/{partition} in one op landed at offset {from_offset} then "
            "{to_offset} (op {index})",
+           ("send_pairs", "no op sent two values of a key whose places are known"), "send"),
+    _kafka("int-send-skip", "within one transaction (Jepsen op), two sends to a key landed more than one place "
+           "apart in the key's version order (counted as allowed: Jepsen's Kafka checker allows it, a "
+           "transaction's writes interleave with others')", "Producer order", "",
            ("send_pairs", "no op sent two values of a key whose places are known"), "send"),
     _kafka("G1a", "aborted read: an ok poll read a value whose send failed", "Aborted reads",
            "process {process} read {value} at {topic}/{partition} offset {offset} (op {index}), which the send "

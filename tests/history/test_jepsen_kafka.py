@@ -306,6 +306,11 @@ CASES = [
     # T1 completed, then T2 was invoked and wrote what T1 had read: read from the future
     ("G1c-realtime", txn(1, "ok", "[[:send 0 [0 1]] [:poll {2 [[0 2]]}]]") + txn(2, "ok", "[[:send 2 [0 2]]]"),
      "G1c-realtime", 1, {"length": 2}),
+    # with plain sends and polls too (Jepsen's graph is over every send, poll and txn op): a poll completed,
+    # then a send was invoked whose value that poll had read
+    ("G1c-realtime-of-a-send-and-a-poll", poll(5, {0: [(0, 1)]}) + send(0, 0, 1, 0), "G1c-realtime", 1,
+     {"length": 2, "processes": [5, 0]}),
+    ("G1c-realtime-poll-after-send-is-not", send(0, 0, 1, 0) + poll(5, {0: [(0, 1)]}), "G1c-realtime", 0, {}),
     ("G1c-realtime-concurrent-is-not", [op("invoke", 1, "txn", "[[:send 0 1] [:poll]]"),
                                         op("invoke", 2, "txn", "[[:send 2 2]]"),
                                         op("ok", 1, "txn", "[[:send 0 [0 1]] [:poll {2 [[0 2]]}]]"),
@@ -406,7 +411,8 @@ def test_jepsen_histories_survive_our_jsonl_and_the_export(tmp_path: Path, name,
 def test_jepsen_histories_get_jepsens_checks_by_default_and_ours_do_not(tmp_path: Path):
     plain = load(tmp_path, CASES[0][1])
     assert set(run_checks(plain, engine="local").results) == set(JEPSEN_CHECKS) | {
-        "key-order", "truncation-undetected", "int-poll-skip", "int-nonmonotonic-poll", "int-nonmonotonic-send", "G1a"}
+        "key-order", "truncation-undetected", "int-poll-skip", "int-nonmonotonic-poll", "int-nonmonotonic-send",
+        "int-send-skip", "G1a", "G0", "G1c", "G0-realtime", "G1c-realtime"}
     ours = synthetic.generate(seed=3, events=300).ops
     assert not {"G1a", "int-poll-skip", "G0"} & set(run_checks(ours, engine="local").results)
 
@@ -430,21 +436,39 @@ def test_cycles_of_2_to_6_are_found_and_near_misses_are_not(tmp_path: Path, n: i
 
 
 def test_spark_finds_the_cycles_the_local_engine_finds(spark, tmp_path: Path):
-    """Rings of reads (G1c) and of writes (G0, allowed), whole and broken, side by side: the same
-    results on Spark, whose edges come to the driver as Arrow columns."""
-    names = ["G0", "G1c", "G0-realtime", "G1c-realtime"]
+    """Rings of reads (G1c) and of writes (G0, allowed), whole and broken, a poll that read a later
+    send (G1c-realtime) and a transaction's sends apart (int-send-skip, allowed), side by side: the
+    same results on Spark, whose edges come to the driver as Arrow columns."""
+    names = ["G0", "G1c", "G0-realtime", "G1c-realtime", "int-send-skip"]
+    skipped = txn(0, "ok", "[[:send 0 [0 1]] [:send 0 [2 2]]]") + send(1, 0, 3, 1) + poll(5, {0: [(0, 1), (1, 3)]})
     history = _side_by_side([load(tmp_path, ring(n, kind, broken), f"{kind}{n}{broken}.edn")
-                             for kind in ("read", "write") for n, broken in ((3, False), (4, True))])
+                             for kind in ("read", "write") for n, broken in ((3, False), (4, True))]
+                            + [load(tmp_path, poll(5, {0: [(0, 1)]}) + send(0, 0, 1, 0), "future.edn"),
+                               load(tmp_path, skipped, "skipped.edn")])
     local = {n: r.to_json() for n, r in run_checks(history, names, engine="local").results.items()}
-    assert local["G1c"]["valid"] is False and local["G0"]["counts"]["allowed"] == 1
+    # G0: the ring of writes, and the transaction whose two writes another's came between
+    assert local["G1c"]["valid"] is False and local["G0"]["counts"]["allowed"] == 2
+    assert local["G1c-realtime"]["counts"]["anomalies"] == 1 and local["int-send-skip"]["counts"]["allowed"] == 1
     assert {n: r.to_json() for n, r in run_checks(history, names, engine="spark").results.items()} == local
 
 
-def test_cycles_run_only_where_there_are_transactions(tmp_path: Path):
+def test_cycles_run_on_every_jepsen_history_and_judge_nothing_of_ours(tmp_path: Path):
+    """Jepsen's graph is made of its send, poll and txn ops, transactions or not; a history of ours
+    has none, so asked by name the cycle checks are unknown there, saying why."""
     plain = load(tmp_path, CASES[0][1], "plain.edn")
-    assert "G1c" not in run_checks(plain, engine="local").results
-    asked = run_checks(plain, ["G1c"], engine="local").results["G1c"]
-    assert asked.valid == "unknown" and "no txn ops" in asked.error
+    assert {"G0", "G1c", "G0-realtime", "G1c-realtime"} <= set(run_checks(plain, engine="local").results)
+    ours = run_checks(synthetic.generate(seed=3, events=300).ops, ["G1c"], engine="local").results["G1c"]
+    assert ours.valid == "unknown" and "no Jepsen send, poll or txn op" in ours.error
+
+
+@pytest.mark.parametrize("second,other,allowed", [(2, 1, 1), (1, 2, 0)], ids=["skips", "adjacent"])
+def test_int_send_skip_is_counted_as_jepsen_allows_it(tmp_path: Path, second: int, other: int, allowed: int):
+    """Two sends of a key in one transaction landing apart (another's write between them): Jepsen
+    reports int-send-skip and always allows it; so here it is counted, never an anomaly."""
+    history = load(tmp_path, txn(0, "ok", f"[[:send 0 [0 1]] [:send 0 [{second} 2]]]") + send(1, 0, 3, other)
+                   + poll(5, {0: sorted([(0, 1), (second, 2), (other, 3)])}))
+    result = run_checks(history, ["int-send-skip"], engine="local").results["int-send-skip"]
+    assert result.valid is True and result.counts == {"anomalies": 0, "send_pairs": 1, "allowed": allowed}
 
 
 def _side_by_side(histories: list[History]) -> History:

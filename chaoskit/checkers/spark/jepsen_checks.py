@@ -244,11 +244,14 @@ def int_nonmonotonic_poll(t: SparkTables) -> Plan:
     return _poll_plan(t, within=True, skip=False)
 
 
-def _send_plan(t: SparkTables, within: bool) -> Plan:
-    F = t.F
+def _send_steps(t: SparkTables, within: bool) -> Any:
     kinds = ("ok", "info", "fail") if within else ("ok", "info")
-    steps = _steps(t, _pairs(t, _sends(t).filter(F.col("status").isin(*kinds)), within, ["done_index"]))
-    return _found(steps.filter(F.col("delta") < 1).select(*_STEP_COLS), ["index", "partition"],
+    return _steps(t, _pairs(t, _sends(t).filter(t.F.col("status").isin(*kinds)), within, ["done_index"]))
+
+
+def _send_plan(t: SparkTables, within: bool) -> Plan:
+    steps = _send_steps(t, within)
+    return _found(steps.filter(t.F.col("delta") < 1).select(*_STEP_COLS), ["index", "partition"],
                   send_pairs=_one_count(steps))
 
 
@@ -258,6 +261,14 @@ def nonmonotonic_send(t: SparkTables) -> Plan:
 
 def int_nonmonotonic_send(t: SparkTables) -> Plan:
     return _send_plan(t, within=True)
+
+
+def int_send_skip(t: SparkTables) -> Plan:
+    """Counted as allowed, as Jepsen always allows it (local/jepsen_checks.py)."""
+    F = t.F
+    steps = _send_steps(t, within=True)
+    return _found(steps.filter(F.lit(False)).select(*_STEP_COLS), ["index", "partition"], send_pairs=_one_count(steps),
+                  allowed=_one_count(steps.filter(F.col("delta") > 1)))
 
 
 def G1a(t: SparkTables) -> Plan:  # noqa: N802 -- Jepsen's name
