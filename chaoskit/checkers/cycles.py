@@ -19,9 +19,12 @@ default, so G1c is judged on wr edges only; the G0 checks count what they find a
 strongly connected components of the graph restricted to that kind's edges, and in each component
 the shortest cycle holding every edge kind the anomaly needs (a breadth-first search from each such
 edge's head back to its tail). One witness per component and kind, with each step explained.
+The graph is built only over the ops a cycle can pass through (`suspects`): on a clean history of
+a million ops, a few thousand.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -179,24 +182,71 @@ class Op:
     type: str
 
 
-def realtime(ops: Iterable[Op], graph: Graph) -> None:
-    """rt edges: each op's predecessors are the ok completions before its invocation that no other
-    ok completion before it follows (Elle's reduction)."""
+def realtime(ops: Iterable[Op], graph: Graph, keep: set[Any] | None = None) -> None:
+    """rt edges (between ops of `keep`, when given): each op's predecessors are the ok completions
+    before its invocation that no other ok completion before it follows (Elle's reduction). The
+    frontier holds those completions; an ok op's completion replaces the ones that were there at
+    its invocation, which are exactly those that completed before it was invoked."""
     events = []
     for op in ops:
         if op.invoked is not None:
             events.append((op.invoked, 0, op))
         if op.type == "ok":
             events.append((op.completed, 1, op))
-    frontier: set[Any] = set()
-    preds: dict[Any, frozenset[Any]] = {}
+    frontier: list[Op] = []
     for _at, is_completion, op in sorted(events, key=lambda x: (x[0], x[1])):
         if not is_completion:
-            preds[op.id] = frozenset(frontier)
-            for a in frontier:
-                graph.add(a, op.id, RT, "")  # worded when a witness shows it: most such edges never are
+            if keep is None or op.id in keep:
+                for a in frontier:
+                    if keep is None or a.id in keep:
+                        graph.add(a.id, op.id, RT, "")  # worded when a witness shows it: most never are
         else:
-            frontier = (frontier - preds.get(op.id, frozenset())) | {op.id}
+            if op.invoked is not None:
+                frontier = [a for a in frontier if a.completed > op.invoked]
+            frontier.append(op)
+
+
+def cycles_of(txns: dict[Any, Op], wr: Iterable[tuple[Any, ...]], ww: Iterable[tuple[Any, ...]]) -> dict[str, list[list[Edge]]]:
+    """find() over the graph of these vertices, wr rows (add_wr's) and ww rows (add_ww's), real-time
+    edges added, built only over the ops a cycle can pass through (`suspects`)."""
+    wr, ww = list(wr), list(ww)
+    keep = suspects(txns, [(r[0], r[1]) for r in wr] + [(r[0], r[1]) for r in ww])
+    graph = Graph()
+    add_wr((r for r in wr if r[0] in keep and r[1] in keep), graph)
+    add_ww((r for r in ww if r[0] in keep and r[1] in keep), graph)
+    realtime(txns.values(), graph, keep)
+    return find(graph)
+
+
+def suspects(txns: dict[Any, Op], edges: Iterable[tuple[Any, Any]]) -> set[Any]:
+    """The ops that can lie on a cycle: those completed within the span of some descending edge, a
+    ww or wr edge to an op that completed before its source did. Why: along any other edge, rt
+    ones included, completion indices rise; so a cycle must descend somewhere, and a vertex on it
+    with completion c lies within the span of the cycle's last descent from above c to at or below it.
+    On a clean history descents are few and short, and so is the graph the search builds."""
+    done = {v: op.completed for v, op in txns.items()}
+    spans = []
+    for src, dst in edges:
+        if src not in done or dst not in done:  # an edge to an op that never completed: keep everything
+            return set(txns)
+        if done[dst] < done[src]:
+            spans.append((done[dst], done[src]))
+    if not spans:
+        return set()
+    spans.sort()
+    merged = [list(spans[0])]
+    for lo, hi in spans[1:]:
+        if lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    starts = [lo for lo, _ in merged]
+    keep = set()
+    for v, c in done.items():
+        i = bisect_right(starts, c) - 1
+        if i >= 0 and c <= merged[i][1]:
+            keep.add(v)
+    return keep
 
 
 def txn_ops(rows: Iterable[tuple[Any, Any, int, str]]) -> dict[Any, Op]:

@@ -295,19 +295,15 @@ def _cycles(t: Tables) -> tuple[dict[str, list[list[Any]]], dict[Any, Any]]:
         writer: dict[tuple[Any, int, str | None], Any] = {}
         for s in sorted((s for s in t.sends if s.status is not None), key=lambda s: s.done_index):
             writer[(s.topic, s.partition, s.value)] = s.group  # Jepsen's writer-of: the last completion sending it
-        graph = cycles.Graph()
         wr = {(writer[(d.topic, d.partition, d.value)], d.group, d.topic, d.partition, d.value)
               for d in (*t.deliveries, *t.failed_reads) if (d.topic, d.partition, d.value) in writer}
-        cycles.add_wr(wr, graph)
         ww = []
         for (topic, p), offs in vo.offsets.items():
             values = [min(vo.log[(topic, p)][o]) for o in offs]  # one value per offset, as Jepsen's by-index
             for v1, v2 in zip(values, values[1:]):
                 if (topic, p, v1) in writer and (topic, p, v2) in writer:
                     ww.append((writer[(topic, p, v1)], writer[(topic, p, v2)], topic, p, v1, v2))
-        cycles.add_ww(ww, graph)
-        cycles.realtime(txns.values(), graph)
-        t._cycles = (cycles.find(graph), txns)  # type: ignore[attr-defined]
+        t._cycles = (cycles.cycles_of(txns, wr, ww), txns)  # type: ignore[attr-defined]
     return t._cycles  # type: ignore[attr-defined]
 
 

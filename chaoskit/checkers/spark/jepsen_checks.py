@@ -311,11 +311,7 @@ def _cycles(t: SparkTables) -> tuple[dict[str, list[list[Any]]], dict[Any, Any]]
             w2 = writer.select("topic", "partition", F.col("value").alias("v2"), F.col("src").alias("dst"))
             ww = nxt.filter(F.col("v2").isNotNull()).join(w1, ["topic", "partition", "v1"]) \
                 .join(w2, ["topic", "partition", "v2"]).select("src", "dst", "topic", "partition", "v1", "v2")
-            graph = cycles.Graph()
-            cycles.add_wr(arrow_rows(wr), graph)
-            cycles.add_ww(arrow_rows(ww), graph)
-            cycles.realtime(txns.values(), graph)
-            t._cycles = (cycles.find(graph), txns)  # type: ignore[attr-defined]
+            t._cycles = (cycles.cycles_of(txns, arrow_rows(wr), arrow_rows(ww)), txns)  # type: ignore[attr-defined]
         return t._cycles  # type: ignore[attr-defined]
 
 
