@@ -152,11 +152,16 @@ def when(placed: list[dict[str, Any]], near: list[dict[str, Any]], after: list[d
 SITUATING = ("ops", "faults", "faults_after", "when")  # what situate adds: a view of the run, not part of what was found
 
 
+FAULT_COUNTS = ("acked_after_fault",)  # counts taken against the run's faults (lost-write's, unseen's)
+
+
 def unsituated(result: Mapping[str, Any]) -> dict[str, Any]:
-    """A result's JSON without what situate added to its witnesses (to compare what two checks found
-    where one history lost the run's faults, as an export does)."""
-    return {**result, "witnesses": [{k: v for k, v in w.items() if k not in SITUATING}
-                                    for w in result.get("witnesses", [])]}
+    """A result's JSON without what situate added to its witnesses, nor the counts taken against the
+    run's faults (to compare what two checks found where one history lost the run's faults, as an
+    export does)."""
+    counts = {k: v for k, v in result.get("counts", {}).items() if k not in FAULT_COUNTS}
+    return {**result, "counts": counts, "witnesses": [{k: v for k, v in w.items() if k not in SITUATING}
+                                                      for w in result.get("witnesses", [])]}
 
 
 def witness_text(w: Mapping[str, Any]) -> str:

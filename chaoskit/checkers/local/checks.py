@@ -57,7 +57,8 @@ def _never_read(t: Tables, lost: bool) -> Found:
             rows.append(_send_row(s, max_read=top))
         elif not lost and (top is None or top <= s.offset):
             rows.append(_send_row(s))
-    return _found(rows, lambda r: r["index"], acked=len(acked), acked_read=read)
+    after = sum(1 for s in acked if s.done_index > t.first_fault) if t.first_fault is not None else 0
+    return _found(rows, lambda r: r["index"], acked=len(acked), acked_read=read, acked_after_fault=after)
 
 
 def lost_write(t: Tables) -> Found:

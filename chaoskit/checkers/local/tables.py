@@ -92,6 +92,7 @@ class Tables:
     # (process, jepsen_op, index, type) of each op of a Jepsen send/poll/txn, in index order: the cycle
     # checks' vertices (checkers/cycles.py txn_ops)
     txn_rows: list[tuple[Any, Any, int, str]] = field(default_factory=list)
+    first_fault: int | None = None  # the index of the first fault's start (a nemesis op), if any
     subscribed: bool = False  # some op subscribed (Jepsen's :subscribe): rebalances between ops are allowed
     jepsen: bool = False  # read from Jepsen's Kafka history: the checks of its names follow its rules
 
@@ -190,5 +191,7 @@ def build(ops: Iterable[Op]) -> Tables:
             v = op["value"]
             if v.get("group") is not None and v.get("partition") is not None:
                 t.coordinators.append((str(v["group"]), int(v["partition"]), idx))
+        elif f == "start" and op.get("process") == "nemesis" and t.first_fault is None:
+            t.first_fault = idx
     t.gone = made.gone
     return t

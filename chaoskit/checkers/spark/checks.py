@@ -126,8 +126,10 @@ def _acked_reads(t: SparkTables) -> Any:
     filter of the cached sends costs less than caching its 3M rows again (10M events: 3 s less)."""
     F = t.F
     max_read = t.deliveries.groupBy("topic", "partition").agg(F.max("offset").alias("max_read"))
-    return (t.sends_first.filter(t.is_acked).select(*_SEND_COLS, F.col("first").isNotNull().alias("read"))
-            .join(F.broadcast(max_read), ["topic", "partition"], "left"))
+    first_fault = t.rare.filter((F.col("process") == "nemesis") & (F.col("f") == "start")) \
+        .agg(F.min("index").alias("first_fault"))
+    return (t.sends_first.filter(t.is_acked).select(*_SEND_COLS, "done_index", F.col("first").isNotNull().alias("read"))
+            .join(F.broadcast(max_read), ["topic", "partition"], "left").crossJoin(F.broadcast(first_fault)))
 
 
 def _never_read(t: SparkTables, lost: bool) -> Plan:
@@ -137,7 +139,8 @@ def _never_read(t: SparkTables, lost: bool) -> Plan:
     read_past = F.coalesce(F.col("max_read") > F.col("offset"), F.lit(False))
     where = ~F.col("read") & (read_past if lost else ~read_past)
     columns = [*_SEND_COLS, "max_read"] if lost else _SEND_COLS
-    return _judged(_acked_reads(t), where, columns, ["index"], acked=F.lit(True), acked_read=F.col("read"))
+    return _judged(_acked_reads(t), where, columns, ["index"], acked=F.lit(True), acked_read=F.col("read"),
+                   acked_after_fault=F.coalesce(F.col("done_index") > F.col("first_fault"), F.lit(False)))
 
 
 def lost_write(t: SparkTables) -> Plan:

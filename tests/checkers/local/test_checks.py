@@ -369,3 +369,16 @@ def test_moved_value_kept_needs_a_restore_read():
     ops = [op for op in moved_then_restored({0, 5}) if op["f"] != "restore"]
     r = result(ops, "moved-value-kept")
     assert r.valid == "unknown"
+
+
+@pytest.mark.parametrize("fault_at,after", [(None, 0), (1, 2), (4, 1), (8, 0)], ids=["none", "before", "between", "after"])
+def test_lost_write_counts_writes_acknowledged_once_the_faults_began(fault_at, after):
+    """A durability claim means something only for writes acknowledged after the first fault's
+    start (a nemesis op): lost-write and unseen count them (acked_after_fault), for the claim's evidence."""
+    ops = send(2, 0, "k", 1, 0, 0) + send(6, 0, "k", 2, 0, 1) + poll(10, 5, (0, 0, "k", 0, 1), (0, 1, "k", 0, 2))
+    if fault_at is not None:
+        ops.append({"index": fault_at, "process": "nemesis", "type": "info", "f": "start",
+                    "value": {"fault": "kill", "window": 1}})
+    for name in ("lost-write", "unseen"):
+        r = result(ops, name)
+        assert r.valid is True and r.counts["acked"] == 2 and r.counts["acked_after_fault"] == after

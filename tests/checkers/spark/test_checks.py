@@ -27,6 +27,7 @@ def test_spark_and_local_agree_and_find_exactly_the_plants(spark, plant, tmp_pat
     assert spark_said is None or "No Partition Defined" not in spark_said.read_text()
     local = run_checks(s.ops, engine="local")
     assert on_spark.to_json() == local.to_json()
+    assert 0 < on_spark.results["lost-write"].counts["acked_after_fault"] < on_spark.results["lost-write"].counts["acked"]
     assert {n: r.counts["anomalies"] for n, r in on_spark.results.items() if r.valid is False} == s.expected
     assert all(r.valid is not True or not r.witnesses for r in on_spark.results.values())
 
