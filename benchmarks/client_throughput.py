@@ -20,7 +20,8 @@ import logging
 import random
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from kafka import KafkaConsumer, KafkaProducer
@@ -47,8 +48,10 @@ def report(what: str, ordered: float, stock: float) -> None:
           f"ratio {ordered / stock:.2f}")
 
 
-def count_calls(name: str) -> Callable[[], int]:
-    """Counts the calls §9's tombstones make to `name` from here on (the module-level request helper)."""
+@contextmanager
+def count_calls(name: str) -> Iterator[Callable[[], int]]:
+    """Counts the calls §9's tombstones make to `name` (the module-level request helper) inside the
+    block; the helper is put back after it."""
     import chaoskit.client.tombstones as module
     real, calls = getattr(module, name), [0]
 
@@ -56,7 +59,10 @@ def count_calls(name: str) -> Callable[[], int]:
         calls[0] += 1
         return real(*args, **kwargs)
     setattr(module, name, counted)
-    return lambda: calls[0]
+    try:
+        yield lambda: calls[0]
+    finally:
+        setattr(module, name, real)
 
 
 def main() -> None:
@@ -128,12 +134,13 @@ def main() -> None:
                     producer.send_many(name, [(k, payload) for k in sorted(set(keys))])  # old values to remove
                     admin.expand(name, 4)
                     cluster.wait_until_replicated(name)
-            rates, asked = {}, count_calls("list_offset")
-            for name in ("grown-c", "grown-p"):
-                with OrderedProducer(boot) as producer:
-                    rates[name] = timed(lambda: len([producer.send(name, keys[i], payload) for i in range(n)]))
-                    if name == "grown-c":
-                        tombstones, list_offsets = len(producer.tombstones_sent), asked()
+            rates = {}
+            with count_calls("list_offset") as asked:
+                for name in ("grown-c", "grown-p"):
+                    with OrderedProducer(boot) as producer:
+                        rates[name] = timed(lambda: len([producer.send(name, keys[i], payload) for i in range(n)]))
+                        if name == "grown-c":
+                            tombstones, list_offsets = len(producer.tombstones_sent), asked()
             print(f"{'KIP-253 §9, synchronous (' + f'{n:,}' + ')':<34} compacted {rates['grown-c']:>9,.0f}/s   "
                   f"plain {rates['grown-p']:>9,.0f}/s   ratio {rates['grown-c'] / rates['grown-p']:.2f}   "
                   f"tombstones {tombstones:,}, ListOffsets {list_offsets:,}")
