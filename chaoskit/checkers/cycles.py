@@ -212,23 +212,24 @@ def cycles_of(txns: dict[Any, Op], wr: Iterable[tuple[Any, ...]], ww: Iterable[t
     wr, ww = list(wr), list(ww)
     keep = suspects(txns, [(r[0], r[1]) for r in wr] + [(r[0], r[1]) for r in ww])
     graph = Graph()
-    add_wr((r for r in wr if r[0] in keep and r[1] in keep), graph)
-    add_ww((r for r in ww if r[0] in keep and r[1] in keep), graph)
+    add_wr((r for r in wr if keep is None or (r[0] in keep and r[1] in keep)), graph)
+    add_ww((r for r in ww if keep is None or (r[0] in keep and r[1] in keep)), graph)
     realtime(txns.values(), graph, keep)
     return find(graph)
 
 
-def suspects(txns: dict[Any, Op], edges: Iterable[tuple[Any, Any]]) -> set[Any]:
+def suspects(txns: dict[Any, Op], edges: Iterable[tuple[Any, Any]]) -> set[Any] | None:
     """The ops that can lie on a cycle: those completed within the span of some descending edge, a
-    ww or wr edge to an op that completed before its source did. Why: along any other edge, rt
-    ones included, completion indices rise; so a cycle must descend somewhere, and a vertex on it
-    with completion c lies within the span of the cycle's last descent from above c to at or below it.
-    On a clean history descents are few and short, and so is the graph the search builds."""
+    ww or wr edge to an op that completed before its source did (None: every op, and every end of
+    an edge). Why: along any other edge, rt ones included, completion indices rise; so a cycle must
+    descend somewhere, and a vertex on it with completion c lies within the span of the cycle's last
+    descent from above c to at or below it. On a clean history descents are few and short, and so is
+    the graph the search builds."""
     done = {v: op.completed for v, op in txns.items()}
     spans = []
     for src, dst in edges:
-        if src not in done or dst not in done:  # an edge to an op that never completed: keep everything
-            return set(txns)
+        if src not in done or dst not in done:  # an edge's end that is no completed op: nothing to go by
+            return None
         if done[dst] < done[src]:
             spans.append((done[dst], done[src]))
     if not spans:

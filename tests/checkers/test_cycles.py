@@ -21,7 +21,8 @@ def histories(draw):
         invoked = None if draw(st.integers(0, 9)) == 0 else at[(i, 0)]
         txns[i] = cycles.Op(i, i % 3, invoked, at[(i, 1)], draw(st.sampled_from(["ok", "ok", "info", "fail"])))
     pair = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
-    wr = [(a, b, "t", 0, f"v{a}") for a, b in draw(st.lists(pair, max_size=3 * n))]
+    orphan = [(n, draw(st.integers(0, n - 1)))] if draw(st.integers(0, 4)) == 0 else []  # op n: no completion
+    wr = [(a, b, "t", 0, f"v{a}") for a, b in draw(st.lists(pair, max_size=3 * n)) + orphan]
     ww = [(a, b, "t", 1, f"v{a}", f"v{b}") for a, b in draw(st.lists(pair, max_size=2 * n))]
     return txns, wr, ww
 
