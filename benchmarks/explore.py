@@ -14,9 +14,13 @@ Two parts (either or both):
   of every explore over time as coverage.png and the figures as explore-bench.json in `--out`.
   `--race` races the three mutations the suites used to miss (position-exchange, offline-replica-isr,
   readonly-refusal): up to 3 h with the defaults.
-Without either, `--rate` alone (what `make bench` runs).
+- `--coverage`: for each of `--seeds` seeds, an explore of the default base without mutations for the
+  whole `--budget`, coverage-guided and plain random; prints the features each reached, their median
+  and the ratio guided / random (a race's coverage is cut short at its first catch, and while a
+  finding is confirmed no run adds any, so states reached are compared here, over the same budget).
+Without any of them, `--rate` alone (what `make bench` runs).
 
-Usage: python benchmarks/explore.py [--rate] [--runs 6] [--jobs 2] [--broker tansu]
+Usage: python benchmarks/explore.py [--rate] [--runs 6] [--jobs 2] [--broker tansu] [--coverage]
                                     [--race | --mutations M,...] [--seeds 3] [--seed 1] [--budget 10m] [--out DIR]
 """
 from __future__ import annotations
@@ -90,14 +94,32 @@ def rate(runs: int, jobs: int, out: Path) -> dict[str, float]:
     return figures
 
 
-def race(mutation: str, seed: int, strategy: str, budget_s: float, jobs: int, out: Path) -> dict[str, Any]:
-    base = replace(default_base(), mutations=[mutation], reports=out)
-    settings = Settings(base, out / mutation / strategy / str(seed), seed, budget_s, strategy, "anomaly", jobs,
-                        shrink=False)
+def race(mutation: str | None, seed: int, strategy: str, budget_s: float, jobs: int, out: Path) -> dict[str, Any]:
+    """One explore from the default base: with `mutation` on until its first catch, else (None) for
+    the whole budget."""
+    base = replace(default_base(), mutations=[mutation] if mutation else [], reports=out)
+    settings = Settings(base, out / (mutation or "none") / strategy / str(seed), seed, budget_s, strategy,
+                        "anomaly" if mutation else "budget", jobs, shrink=False)
     result = Explorer(settings, lambda _: None).run()
     return {"mutation": mutation, "seed": seed, "strategy": strategy, "caught_s": result.first_finding_s,
             "runs": result.runs, "coverage": result.coverage, "timeline": result.timeline,
             "check": result.findings[0].check if result.findings else None}
+
+
+def reached(seed: int, seeds: int, budget_s: float, jobs: int, out: Path) -> list[dict[str, Any]]:
+    """Features reached in the whole budget by each strategy, for each seed, without mutations."""
+    _, drawn = cell_seeds(seed, seeds)
+    rows = []
+    for s in drawn:
+        for strategy in ("coverage", "random"):
+            r = race(None, s, strategy, budget_s, jobs, out)
+            rows.append(r)
+            print(f"coverage: seed {s} {strategy}: {r['coverage']} features in {r['runs']} runs", flush=True)
+    medians = {strategy: statistics.median(r["coverage"] for r in rows if r["strategy"] == strategy)
+               for strategy in ("coverage", "random")}
+    print(f"median features reached in {budget_s:.0f} s: guided {medians['coverage']:.0f}, random "
+          f"{medians['random']:.0f} (guided / random {medians['coverage'] / max(medians['random'], 1):.2f}x)")
+    return rows
 
 
 def plot(races: list[dict[str, Any]], path: Path) -> None:
@@ -117,7 +139,7 @@ def plot(races: list[dict[str, Any]], path: Path) -> None:
             if r["caught_s"] is not None:
                 ax.axvline(r["caught_s"], color="tab:blue" if r["strategy"] == "coverage" else "tab:orange",
                            linestyle=":", alpha=0.6)
-        ax.set_title(f"{mutation} (dotted: caught)")
+        ax.set_title(f"{mutation} (dotted: caught)" if mutation else "no mutation, the whole budget")
         ax.set_xlabel("seconds")
         ax.set_ylabel("features reached")
         ax.legend(fontsize=7)
@@ -133,6 +155,8 @@ def main() -> int:
     p.add_argument("--broker", help="compare schedules per minute on chaoskit's broker and on this one (tansu)")
     p.add_argument("--race", action="store_true", help=f"race guided and random search on {', '.join(HARDEST)}")
     p.add_argument("--mutations", help="race on these mutations instead (comma-separated)")
+    p.add_argument("--coverage", action="store_true", help="compare the states guided and random search reach "
+                   "in the budget, without mutations")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--budget", default="10m")
@@ -147,7 +171,9 @@ def main() -> int:
         own = figures["brokers"]["chaoskit"]
         for name, per_minute in figures["brokers"].items():
             print(f"broker {name}: {per_minute:.1f} schedules/min ({per_minute / own:.2f}x chaoskit's)", flush=True)
-    if args.rate or not (names or args.broker):
+    if args.coverage:
+        figures["coverage"] = reached(args.seed, args.seeds, parse_budget(args.budget), args.jobs, out / "coverage")
+    if args.rate or not (names or args.broker or args.coverage):
         figures["rate"] = rate(args.runs, args.jobs, out / "rate")
         fresh = figures["rate"]["fresh clusters"]
         for way, per_minute in figures["rate"].items():
@@ -173,9 +199,10 @@ def main() -> int:
         ratio = medians["random"] / medians["coverage"] if medians["coverage"] else float("inf")
         print(f"median time to catch {mutation}: guided {medians['coverage']:.0f} s, random {medians['random']:.0f} s "
               f"(random / guided {ratio:.1f}x; a miss counts as {2 * budget:.0f} s)")
-    if races:
-        plot(races, out / "coverage.png")
-        print(f"coverage over time: {out / 'coverage.png'}")
+    for rows, name in ((races, "coverage.png"), (figures.get("coverage"), "coverage-reached.png")):
+        if rows:
+            plot(rows, out / name)
+            print(f"coverage over time: {out / name}")
     (out / "explore-bench.json").write_text(json.dumps(figures, indent=1) + "\n")
     return 0
 
