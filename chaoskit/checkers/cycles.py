@@ -19,8 +19,8 @@ default, so G1c is judged on wr edges only; the G0 checks count what they find a
 strongly connected components of the graph restricted to that kind's edges, and in each component
 the shortest cycle holding every edge kind the anomaly needs (a breadth-first search from each such
 edge's head back to its tail). One witness per component and kind, with each step explained.
-The graph is built only over the ops a cycle can pass through (`suspects`): on a clean history of
-a million ops, a few thousand.
+The graph is built only over the ops a cycle can pass through (`suspects`): on a history whose ops
+mostly complete in the order their dependencies run, few.
 """
 from __future__ import annotations
 
