@@ -27,7 +27,7 @@ def histories(draw):
     return txns, wr, ww
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(histories())
 def test_pruned_search_finds_what_the_whole_graph_holds(history):
     txns, wr, ww = history
@@ -45,7 +45,7 @@ def test_a_clean_history_builds_no_graph():
     assert cycles.suspects(txns, [(0, 1), (3, 1)]) == {1, 2, 3}  # 3 -> 1 descends: ops completed 3..7
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(histories())
 def test_real_time_edges_are_elles_reduction(history):
     """c -> op exactly when c completed ok before op was invoked and no ok op invoked after c
