@@ -210,7 +210,7 @@ def cycles_of(txns: dict[Any, Op], wr: Iterable[tuple[Any, ...]], ww: Iterable[t
     """find() over the graph of these vertices, wr rows (add_wr's) and ww rows (add_ww's), real-time
     edges added, built only over the ops a cycle can pass through (`suspects`)."""
     wr, ww = list(wr), list(ww)
-    keep = suspects(txns, [(r[0], r[1]) for r in wr] + [(r[0], r[1]) for r in ww])
+    keep = suspects(txns, ((r[0], r[1]) for r in (*wr, *ww)))
     graph = Graph()
     add_wr((r for r in wr if keep is None or (r[0] in keep and r[1] in keep)), graph)
     add_ww((r for r in ww if keep is None or (r[0] in keep and r[1] in keep)), graph)
